@@ -1,0 +1,245 @@
+//! Findings: everything the core has to say about a file is a [`Finding`].
+//!
+//! There is one code enum for the whole core. A finding carries what a person needs to
+//! locate the problem: the field, the absolute byte offset in the file and the tensor.
+//! Parsers never return early on a bad file when something can still be shown: they record
+//! a finding and keep whatever could be read.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How bad a finding is. `Error`: the file cannot be trusted as is (the report's `ok` is
+/// false). `Warning`: the file loads, but something deserves a look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Every finding the core can produce. The serialized name (the variant name) is part of
+/// the JSON report contract: add codes freely, never rename one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Code {
+    // ---- shared ----
+    /// The file is shorter than its fixed header.
+    FileTooShort,
+    /// The format could not be recognised from the first bytes.
+    UnknownFormat,
+    /// A read from the byte source failed.
+    ReadFailed,
+    /// Two tensors share a name.
+    DuplicateTensor,
+    /// A tensor name holds control characters or bidirectional overrides.
+    SuspiciousName,
+    /// A shape's element count or byte size overflows u64.
+    ShapeOverflow,
+    /// Tensor byte ranges overlap.
+    TensorOverlap,
+    /// Bytes between two tensors belong to no tensor.
+    TensorGap,
+    /// A tensor's bytes run past the end of the file.
+    TensorPastEnd,
+    /// Bytes after the last tensor belong to no tensor.
+    TrailingBytes,
+
+    // ---- safetensors ----
+    /// The header length N exceeds the limit.
+    HeaderTooLarge,
+    /// 8 + N is past the end of the file.
+    HeaderPastEnd,
+    /// The header is not valid UTF-8.
+    HeaderNotUtf8,
+    /// The header is not valid JSON.
+    HeaderNotJson,
+    /// The header JSON is not an object.
+    HeaderNotObject,
+    /// The header JSON nests deeper than the limit.
+    JsonTooDeep,
+    /// A key appears twice in the header object.
+    DuplicateKey,
+    /// Whitespace precedes the opening brace.
+    LeadingWhitespace,
+    /// `__metadata__` is not a map of strings to strings.
+    InvalidMetadata,
+    /// A tensor entry is not an object, or lacks dtype/shape/data_offsets.
+    MissingField,
+    /// A tensor field has the wrong type (negative number, not an array, …).
+    InvalidField,
+    /// A tensor entry has a field besides dtype, shape and data_offsets.
+    UnknownField,
+    /// The dtype name is not one of the format's dtypes.
+    UnknownDtype,
+    /// begin > end in data_offsets.
+    InvalidOffsets,
+    /// end - begin differs from shape × dtype size.
+    SizeMismatch,
+    /// A sub-byte tensor whose bits are not a whole number of bytes.
+    PartialByte,
+
+    // ---- gguf ----
+    BadMagic,
+    UnsupportedVersion,
+    /// A count, length or size claims more bytes than remain in the file.
+    CountTooLarge,
+    /// A string is not UTF-8.
+    InvalidUtf8,
+    /// A value type id outside 0..=12.
+    UnknownValueType,
+    /// Arrays nested deeper than the limit.
+    NestingTooDeep,
+    /// Nested arrays (llama.cpp refuses them).
+    NestedArray,
+    /// A BOOL value other than 0 or 1.
+    InvalidBool,
+    /// An empty metadata key.
+    EmptyKey,
+    /// A metadata key seen twice.
+    DuplicateMetadataKey,
+    /// A tensor name longer than llama.cpp accepts.
+    NameTooLong,
+    /// More than 4 dimensions.
+    TooManyDims,
+    /// A dimension of zero.
+    ZeroDim,
+    /// ne[0] is not a multiple of the type's block size.
+    BlockMisaligned,
+    /// A ggml type id that is unknown.
+    UnknownGgmlType,
+    /// A ggml type id that was removed from ggml.
+    RemovedGgmlType,
+    /// A tensor offset not a multiple of the alignment.
+    UnalignedOffset,
+    /// general.alignment has the wrong type, is zero or not a power of two.
+    InvalidAlignment,
+
+    // ---- checkpoints (shards, index, config) ----
+    MissingShard,
+    TensorNotInShard,
+    TensorNotInIndex,
+    TensorInWrongShard,
+    TotalSizeMismatch,
+    MissingTensor,
+    UnexpectedTensor,
+    ShapeMismatch,
+    InvalidIndex,
+    InvalidConfig,
+    SplitMissing,
+    SplitMismatch,
+
+    // ---- values ----
+    ValuesNotDecoded,
+    FileChanged,
+}
+
+impl Code {
+    /// The stable name used in the JSON report.
+    pub fn as_str(self) -> String {
+        format!("{self:?}")
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// One thing the core found, ready for a person and for the JSON report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    #[serde(skip)]
+    pub severity: Severity,
+    pub code: Code,
+    pub message: String,
+    /// Absolute byte offset in the file the finding concerns, if one can be named.
+    pub offset: Option<u64>,
+    /// The tensor it concerns, if any.
+    pub tensor: Option<String>,
+    /// The header field it concerns (`dtype`, `data_offsets`, `general.alignment`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+impl Finding {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Finding {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            offset: None,
+            tensor: None,
+            field: None,
+        }
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(code, message)
+        }
+    }
+
+    pub fn at(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    pub fn at_opt(mut self, offset: Option<u64>) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    pub fn tensor(mut self, name: impl Into<String>) -> Self {
+        self.tensor = Some(name.into());
+        self
+    }
+
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{sev} {}: {}", self.code, self.message)?;
+        if let Some(off) = self.offset {
+            write!(f, " (at byte {off})")?;
+        }
+        if let Some(t) = &self.tensor {
+            write!(f, " [tensor {t}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// A failed read from a byte source (not a finding about the file's content).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceError {
+    pub message: String,
+}
+
+impl SourceError {
+    pub fn new(message: impl Into<String>) -> Self {
+        SourceError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SourceError {}

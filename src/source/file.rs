@@ -1,0 +1,45 @@
+//! A native file as a byte source (the CLI).
+
+use super::ByteSource;
+use crate::error::SourceError;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::Mutex;
+
+pub struct FileSource {
+    file: Mutex<File>,
+    len: u64,
+}
+
+impl FileSource {
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(FileSource {
+            file: Mutex::new(file),
+            len,
+        })
+    }
+}
+
+impl ByteSource for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        let n = usize::try_from(len)
+            .map_err(|_| SourceError::new(format!("a read of {len} bytes does not fit in memory")))?;
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| SourceError::new("the file handle is poisoned"))?;
+        file.seek(SeekFrom::Start(start))
+            .map_err(|e| SourceError::new(format!("seek to {start}: {e}")))?;
+        let mut buf = vec![0u8; n];
+        file.read_exact(&mut buf)
+            .map_err(|e| SourceError::new(format!("read of {len} bytes at {start}: {e}")))?;
+        Ok(buf)
+    }
+}

@@ -1,0 +1,225 @@
+//! Byte sources and the async driver that feeds the synchronous parsers.
+//!
+//! A source knows its length and reads a byte range asynchronously. Implementations: a
+//! browser `Blob`/`File` (`blob`, wasm only), a native file (`file`, native only) and memory.
+//! The driver asks the format's parser what prefix it needs and reads exactly that.
+
+#[cfg(target_arch = "wasm32")]
+pub mod blob;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod file;
+
+use crate::error::{Code, Finding, SourceError};
+use crate::formats::{self, safetensors, Step};
+use crate::report::{FileReport, Format};
+
+/// Something with a length that can be read at any offset. Offsets and lengths are u64
+/// everywhere (files pass 4 GiB, also in wasm32).
+#[allow(async_fn_in_trait)] // single-threaded use (wasm and a blocking CLI): no Send bound wanted
+pub trait ByteSource {
+    /// Total length in bytes.
+    fn len(&self) -> u64;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads `len` bytes at `start`. Implementations must return exactly that many bytes
+    /// or an error; callers never ask past `self.len()`.
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError>;
+}
+
+/// Bytes in memory (tests, and anything already loaded).
+#[derive(Clone, Debug, Default)]
+pub struct MemorySource {
+    bytes: Vec<u8>,
+}
+
+impl MemorySource {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        MemorySource { bytes }
+    }
+}
+
+impl ByteSource for MemorySource {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        let range = usize::try_from(start)
+            .ok()
+            .zip(start.checked_add(len).and_then(|e| usize::try_from(e).ok()));
+        range
+            .and_then(|(s, e)| self.bytes.get(s..e))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| SourceError::new(format!("range {start}+{len} is outside the {} bytes in memory", self.bytes.len())))
+    }
+}
+
+/// A growing prefix of a source, counting what was read.
+pub struct Prefix<'a, S: ByteSource> {
+    src: &'a S,
+    buf: Vec<u8>,
+    bytes_read: u64,
+}
+
+impl<'a, S: ByteSource> Prefix<'a, S> {
+    pub fn new(src: &'a S) -> Self {
+        Prefix {
+            src,
+            buf: Vec::new(),
+            bytes_read: 0,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Extends the prefix to at least `want` bytes (capped at the source length) by
+    /// reading only the missing tail.
+    pub async fn extend_to(&mut self, want: u64) -> Result<(), SourceError> {
+        let want = want.min(self.src.len());
+        let have = self.buf.len() as u64;
+        if want <= have {
+            return Ok(());
+        }
+        let chunk = self.src.read_at(have, want - have).await?;
+        if chunk.len() as u64 != want - have {
+            return Err(SourceError::new(format!(
+                "asked for {} bytes at offset {have}, got {}",
+                want - have,
+                chunk.len()
+            )));
+        }
+        self.bytes_read = self.bytes_read.saturating_add(chunk.len() as u64);
+        self.buf.extend_from_slice(&chunk);
+        Ok(())
+    }
+}
+
+/// Upper bound on parse rounds, so a parser that keeps asking can never loop forever.
+pub const MAX_PARSE_ROUNDS: usize = 10_000;
+
+/// Runs a parser to completion over a source: parse, read what it needs, parse again.
+pub async fn drive<S: ByteSource, T>(
+    prefix: &mut Prefix<'_, S>,
+    parse: impl Fn(&[u8], u64) -> Step<T>,
+    read_hint: impl Fn(u64, u64) -> u64,
+) -> Result<T, DriveError> {
+    let len = prefix.src.len();
+    for _ in 0..MAX_PARSE_ROUNDS {
+        match parse(prefix.bytes(), len) {
+            Step::Done(t) => return Ok(t),
+            Step::Need(n) => {
+                let have = prefix.bytes().len() as u64;
+                if n <= have || have >= len {
+                    return Err(DriveError::Stuck { need: n, have });
+                }
+                let want = read_hint(have, n).max(n);
+                prefix.extend_to(want).await.map_err(DriveError::Read)?;
+            }
+        }
+    }
+    Err(DriveError::Stuck {
+        need: 0,
+        have: prefix.bytes().len() as u64,
+    })
+}
+
+#[derive(Debug)]
+pub enum DriveError {
+    Read(SourceError),
+    /// The parser asked for bytes the file does not have (a parser bug: parsers must turn
+    /// that into a finding).
+    Stuck { need: u64, have: u64 },
+}
+
+impl DriveError {
+    fn finding(&self) -> Finding {
+        match self {
+            DriveError::Read(e) => Finding::error(Code::ReadFailed, format!("reading the file failed: {e}")),
+            DriveError::Stuck { need, have } => Finding::error(
+                Code::ReadFailed,
+                format!("the parser needed {need} bytes but only {have} could be read"),
+            ),
+        }
+    }
+}
+
+/// The result of inspecting one file: the report entry, plus the parsed form the page
+/// renders in more detail.
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    pub report: FileReport,
+    pub parsed: Parsed,
+}
+
+#[derive(Clone, Debug)]
+pub enum Parsed {
+    Safetensors(safetensors::Header),
+    None,
+}
+
+/// Inspects one file: sniffs the format from its first bytes, then reads only the header.
+pub async fn inspect<S: ByteSource>(src: &S, name: &str) -> Inspection {
+    let len = src.len();
+    let mut prefix = Prefix::new(src);
+    // safetensors needs exactly its 8-byte length first; that is also enough to sniff.
+    if let Err(e) = prefix.extend_to(safetensors::LEN_PREFIX).await {
+        return failed(name, len, Format::Unknown, &prefix, DriveError::Read(e));
+    }
+    let mut format = formats::sniff(prefix.bytes(), len);
+    if format == Format::Unknown && prefix.bytes().get(..4) != Some(b"GGUF".as_slice()) {
+        // Too short or broken to sniff: trust the name so the person sees why.
+        format = formats::format_from_name(name);
+    }
+    match format {
+        Format::Safetensors => {
+            match drive(&mut prefix, safetensors::parse, |_, need| need).await {
+                Ok(h) => {
+                    let report = h.clone().into_report(name, len, prefix.bytes_read());
+                    Inspection {
+                        report,
+                        parsed: Parsed::Safetensors(h),
+                    }
+                }
+                Err(e) => failed(name, len, format, &prefix, e),
+            }
+        }
+        _ => {
+            let mut r = FileReport::new(name, len, Format::Unknown);
+            r.bytes_read = prefix.bytes_read();
+            r.finish(vec![Finding::error(
+                Code::UnknownFormat,
+                "not a safetensors or GGUF file: the first bytes match neither format",
+            )
+            .at(0)]);
+            Inspection {
+                report: r,
+                parsed: Parsed::None,
+            }
+        }
+    }
+}
+
+fn failed<S: ByteSource>(
+    name: &str,
+    len: u64,
+    format: Format,
+    prefix: &Prefix<'_, S>,
+    e: DriveError,
+) -> Inspection {
+    let mut r = FileReport::new(name, len, format);
+    r.bytes_read = prefix.bytes_read();
+    r.finish(vec![e.finding()]);
+    Inspection {
+        report: r,
+        parsed: Parsed::None,
+    }
+}
