@@ -1,0 +1,69 @@
+//! The CLI's contract: commands, JSON report shape and exit codes (0 sound, 1 errors, 2 usage).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tensorpeek"))
+}
+
+fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tensorpeek-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn st(header: &str, data: usize) -> Vec<u8> {
+    let mut v = (header.len() as u64).to_le_bytes().to_vec();
+    v.extend_from_slice(header.as_bytes());
+    v.resize(v.len() + data, 0);
+    v
+}
+
+#[test]
+fn sound_file_exits_0_with_json_report() {
+    let p = temp("good.safetensors", &st(r#"{"__metadata__":{"format":"pt"},"w":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}}"#, 12));
+    let out = bin().args(["inspect", "--json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tool"], "tensorpeek");
+    let f = &v["files"][0];
+    assert_eq!(f["name"], "good.safetensors");
+    assert_eq!(f["format"], "safetensors");
+    assert_eq!(f["ok"], true);
+    assert_eq!(f["metadata"]["format"], "pt");
+    assert_eq!(f["tensors"][0]["shape"], serde_json::json!([2, 3]));
+    assert_eq!(f["tensors"][0]["params"], 6);
+    assert_eq!(f["totals"]["bytes"], 12);
+    assert_eq!(f["bytes_read"], f["data_start"]);
+    assert!(v["model"].is_null());
+}
+
+#[test]
+fn broken_file_exits_1_and_names_the_finding() {
+    let p = temp("bad.safetensors", &st(r#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#, 4));
+    let out = bin().arg("inspect").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SizeMismatch"), "{text}");
+    assert!(text.contains("verdict: errors"), "{text}");
+}
+
+#[test]
+fn warnings_only_exit_0() {
+    let p = temp("warn.safetensors", &st(r#" {"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#, 1));
+    let out = bin().args(["inspect", "--json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"][0]["warnings"][0]["code"], "LeadingWhitespace");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(bin().output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().arg("inspect").output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().args(["frobnicate", "x"]).output().unwrap().status.code(), Some(2));
+    assert_eq!(bin().args(["inspect", "/nonexistent/file.safetensors"]).output().unwrap().status.code(), Some(2));
+}
