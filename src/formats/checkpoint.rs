@@ -279,7 +279,7 @@ pub struct IndexSummary {
     /// Whether total_size could be compared (every referenced shard provided).
     pub total_size_checked: bool,
     pub tensors: u64,
-    /// Shards the weight_map names, in order of first mention, with their tensor counts.
+    /// Shards the weight_map names, sorted by name, with their tensor counts.
     pub shards: Vec<IndexShard>,
     #[serde(skip)]
     pub weight_map: Vec<(String, String)>,
@@ -347,6 +347,7 @@ fn parse_index(file: &str, bytes: &[u8], findings: &mut Vec<Finding>) -> Option<
         }
         weight_map.push((tensor, shard.to_string()));
     }
+    shards.sort_by(|a, b| a.name.cmp(&b.name));
     Some(IndexSummary {
         file: file.to_string(),
         total_size,
