@@ -4,7 +4,7 @@
 
 use crate::fmt::{human_bytes, human_count, shape, thousands};
 use crate::formats::checkpoint::{self, Kind, ModelReport};
-use crate::report::{FileReport, Report};
+use crate::report::{FileReport, Format, Report};
 use crate::source::{self, file::FileSource};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -146,8 +146,12 @@ fn inspect(paths: &[PathBuf], json: bool) -> ExitCode {
         let inspection = pollster::block_on(source::inspect(&src, &input.name));
         files.push(inspection.report);
     }
-    let tensor_files = files.len();
-    let model = checkpoint::wants_model(tensor_files, companions.len()).then(|| checkpoint::build_model(&files, &companions));
+    let safetensors_files = files.iter().filter(|f| f.format == Format::Safetensors).count();
+    let recognised = inputs
+        .iter()
+        .filter(|i| i.kind.is_companion() && i.kind != Kind::Json && i.kind.read_whole(i.len))
+        .count();
+    let model = checkpoint::wants_model(safetensors_files, recognised).then(|| checkpoint::build_model(&files, &companions));
     let mut report = Report::new(files);
     report.model = model.as_ref().map(ModelReport::to_value);
     if json {

@@ -27,15 +27,17 @@ fn load(dir: &Path) -> (Vec<FileReport>, Vec<(String, Vec<u8>)>) {
     let mut files = Vec::new();
     let mut companions = Vec::new();
     for p in paths {
-        let bytes = std::fs::read(&p).unwrap();
+        use std::io::Read;
+        let len = std::fs::metadata(&p).unwrap().len();
+        let mut first = Vec::new();
+        std::fs::File::open(&p).unwrap().take(checkpoint::CLASSIFY_LEN).read_to_end(&mut first).unwrap();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        let first = &bytes[..bytes.len().min(checkpoint::CLASSIFY_LEN as usize)];
-        let kind = classify(&name, first, bytes.len() as u64);
+        let kind = classify(&name, &first, len);
         if kind.is_tensor_file() {
             let src = FileSource::open(&p).unwrap();
             files.push(pollster::block_on(source::inspect(&src, &name)).report);
-        } else if kind.read_whole(bytes.len() as u64) {
-            companions.push((name, bytes));
+        } else if kind.read_whole(len) {
+            companions.push((name, std::fs::read(&p).unwrap()));
         }
     }
     (files, companions)
@@ -321,7 +323,9 @@ fn shard(name: &str, tensors: &[(String, Vec<u64>)], n: u64) -> FileReport {
     r
 }
 
-fn index_json(parts: &[(&str, &[(String, Vec<u64>)])], total_size: u64) -> Vec<u8> {
+type Shapes = [(String, Vec<u64>)];
+
+fn index_json(parts: &[(&str, &Shapes)], total_size: u64) -> Vec<u8> {
     let mut map = BTreeMap::new();
     for (file, tensors) in parts {
         for (t, _) in *tensors {
@@ -459,4 +463,49 @@ fn garbage_companions_never_panic() {
             let _ = classify(name, b, b.len() as u64);
         }
     }
+}
+
+/// The whole path over real files: a sparse 6.4 GB two-shard folder (headers written
+/// here, data left as holes), classified, inspected header-only and merged.
+#[test]
+fn sparse_llama_3_2_3b_folder() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sparse_llama32_3b");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let all = llama32_3b_shapes();
+    let (a, b) = all.split_at(150);
+    let names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"];
+    for (name, part) in names.iter().zip([a, b]) {
+        let mut header = serde_json::Map::new();
+        header.insert("__metadata__".into(), json!({"format": "pt"}));
+        let mut off = 0u64;
+        for (t, shape) in part {
+            let bytes = shape.iter().product::<u64>() * 2;
+            header.insert(t.clone(), json!({"dtype": "BF16", "shape": shape, "data_offsets": [off, off + bytes]}));
+            off += bytes;
+        }
+        let mut text = serde_json::to_vec(&header).unwrap();
+        while !text.len().is_multiple_of(8) {
+            text.push(b' ');
+        }
+        let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&text);
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(bytes.len() as u64 + off).unwrap();
+    }
+    std::fs::write(dir.join("model.safetensors.index.json"), index_json(&[(names[0], a), (names[1], b)], 6_425_499_648)).unwrap();
+    std::fs::write(dir.join("config.json"), serde_json::to_vec(&llama32_3b_config(true)).unwrap()).unwrap();
+    let (files, companions) = load(&dir);
+    let m = build_model(&files, &companions);
+    assert!(m.ok_with(&files), "{:#?}", m.errors);
+    assert!(m.warnings.is_empty());
+    assert_eq!((m.totals.tensors, m.totals.params, m.totals.bytes), (254, 3_212_749_824, 6_425_499_648));
+    assert!(m.reconciliation.balanced);
+    assert!(m.index.as_ref().unwrap().total_size_checked);
+    // Only the headers were read.
+    let read: u64 = files.iter().map(|f| f.bytes_read).sum();
+    assert_eq!(read, m.reconciliation.headers_and_prefixes);
+    let _ = std::fs::remove_dir_all(&dir);
 }

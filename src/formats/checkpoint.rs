@@ -635,10 +635,11 @@ impl ModelReport {
     }
 }
 
-/// Whether a set of inputs forms something to merge: several tensor files, or any
-/// companion next to tensor files, or companions alone.
-pub fn wants_model(tensor_files: usize, companions: usize) -> bool {
-    tensor_files > 1 || companions > 0
+/// Whether a set of inputs forms a checkpoint to merge: several safetensors files, or
+/// any recognised companion (index, config, tokenizer files; not [`Kind::Json`]). A single
+/// safetensors file on its own keeps `model` null.
+pub fn wants_model(safetensors_files: usize, recognised_companions: usize) -> bool {
+    safetensors_files > 1 || recognised_companions > 0
 }
 
 /// Builds the merged model from the safetensors shard reports (from `source::inspect`;
