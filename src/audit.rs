@@ -491,7 +491,12 @@ pub fn audit(arch: &Architecture, present: &[Present<'_>], absent_ok: &BTreeSet<
             continue;
         }
         a.unexpected += 1;
-        let message = if t.name == "lm_head.weight" && arch.tie_word_embeddings {
+        let message = if t.name.ends_with(".rotary_emb.inv_freq") {
+            format!(
+                "{} in {} is a rotary-embedding buffer that current loaders recompute and ignore",
+                t.name, t.file
+            )
+        } else if t.name == "lm_head.weight" && arch.tie_word_embeddings {
             format!(
                 "lm_head.weight is stored in {} although tie_word_embeddings is true; loaders tie it to the embedding and ignore these bytes",
                 t.file

@@ -509,3 +509,30 @@ fn sparse_llama_3_2_3b_folder() {
     assert_eq!(read, m.reconciliation.headers_and_prefixes);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn missing_shard_without_index_is_one_summary_finding() {
+    let all = llama32_3b_shapes();
+    let files = vec![shard("model-00001-of-00002.safetensors", &all[..150], 100)];
+    let cfg = serde_json::to_vec(&llama32_3b_config(true)).unwrap();
+    let m = build_model(&files, &[("config.json".into(), cfg)]);
+    assert_eq!(codes(&m.errors), vec![Code::MissingShard, Code::MissingTensor]);
+    assert!(m.errors[1].message.starts_with("104 tensors config.json expects are absent"), "{}", m.errors[1].message);
+    assert_eq!(m.audit.as_ref().unwrap().missing, 104);
+}
+
+#[test]
+fn relative_paths_match_the_index_by_base_name() {
+    let (files, companions) = load(&fixtures().join("good"));
+    let files: Vec<FileReport> = files
+        .into_iter()
+        .map(|mut f| {
+            f.name = format!("good/{}", f.name);
+            f
+        })
+        .collect();
+    let m = build_model(&files, &companions);
+    assert!(m.errors.is_empty(), "{:#?}", m.errors);
+    assert_eq!(m.shards[0].name, "model-00001-of-00002.safetensors");
+    assert_eq!(m.tensors[0].file, "model-00001-of-00002.safetensors");
+}

@@ -27,6 +27,8 @@ pub const MAX_COMPANION_BYTES: u64 = 64 * 1024 * 1024;
 pub const CLASSIFY_LEN: u64 = 4096;
 /// Bytes of each shard's header length prefix (the safetensors u64).
 pub const SHARD_PREFIX_BYTES: u64 = super::safetensors::LEN_PREFIX;
+/// Tensor names quoted in one summarising finding (the rest are counted).
+pub const MAX_NAMES_LISTED: usize = 5;
 /// Largest `generation_config.json` kept verbatim in the report (real ones are < 1 KB).
 pub const MAX_GENERATION_CONFIG_BYTES: usize = 64 * 1024;
 
@@ -129,8 +131,13 @@ fn kind_from_text_hint(bytes: &[u8]) -> Option<Kind> {
     }
 }
 
+/// The last component of a path-like name ("ckpt/model.safetensors" → "model.safetensors").
+pub fn base_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
+}
+
 fn kind_from_name(name: &str) -> Kind {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name).to_ascii_lowercase();
+    let base = base_name(name).to_ascii_lowercase();
     if base.ends_with(".safetensors") {
         Kind::Safetensors
     } else if base.ends_with(".gguf") {
@@ -472,12 +479,13 @@ fn token_text(v: &Value) -> Option<String> {
     }
 }
 
-fn parse_tokenizer_config(file: &str, bytes: &[u8], t: &mut TokenizerSummary, findings: &mut Vec<Finding>) {
+/// Returns false when the file could not be read.
+fn parse_tokenizer_config(file: &str, bytes: &[u8], t: &mut TokenizerSummary, findings: &mut Vec<Finding>) -> bool {
     let raw: RawTokenizerConfig = match serde_json::from_slice(bytes) {
         Ok(r) => r,
         Err(e) => {
             findings.push(Finding::warning(Code::InvalidTokenizer, format!("{file} could not be read as a tokenizer config: {e}")));
-            return;
+            return false;
         }
     };
     for (role, v) in [
@@ -528,6 +536,7 @@ fn parse_tokenizer_config(file: &str, bytes: &[u8], t: &mut TokenizerSummary, fi
             t.special_tokens = specials;
         }
     }
+    true
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -653,6 +662,7 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
     let mut config: Option<(String, Value)> = None;
     let mut tokenizer = TokenizerSummary::default();
     let mut tokenizer_seen = false;
+    let mut tokenizer_config_seen = false;
     let mut generation_config = None;
     // tokenizer.json before tokenizer_config.json (the former decides special tokens).
     let mut order: Vec<(Kind, &str, &[u8])> = companions
@@ -691,10 +701,9 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
                     used = tokenizer.has_json;
                     tokenizer_seen |= used;
                 }
-                Kind::TokenizerConfig => {
-                    let before = findings.len();
-                    parse_tokenizer_config(name, bytes, &mut tokenizer, &mut findings);
-                    used = findings.len() == before;
+                Kind::TokenizerConfig if !tokenizer_config_seen => {
+                    used = parse_tokenizer_config(name, bytes, &mut tokenizer, &mut findings);
+                    tokenizer_config_seen = used;
                     tokenizer_seen |= used;
                 }
                 Kind::GenerationConfig if generation_config.is_none() => {
@@ -732,10 +741,12 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
     let mut located: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut recon = Reconciliation::default();
     for f in &shard_files {
-        if shards.iter().any(|s: &ShardInfo| s.name == f.name) {
+        // The index names shards by base name; a dropped folder may give relative paths.
+        let base = base_name(&f.name);
+        if shards.iter().any(|s: &ShardInfo| s.name == base) {
             findings.push(Finding::warning(
                 Code::DuplicateCompanion,
-                format!("{} was given twice; only the first is used", f.name),
+                format!("{base} was given twice; only the first is used"),
             ));
             continue;
         }
@@ -745,7 +756,7 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
             i64::try_from(i128::from(f.size) - used).ok()
         });
         shards.push(ShardInfo {
-            name: f.name.clone(),
+            name: base.to_string(),
             size: f.size,
             ok: f.ok,
             header_len: f.header_len,
@@ -763,10 +774,10 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
             recon.prefix_bytes = recon.prefix_bytes.saturating_add(SHARD_PREFIX_BYTES);
         }
         for t in &f.tensors {
-            located.entry(t.name.as_str()).or_default().push(f.name.as_str());
+            located.entry(t.name.as_str()).or_default().push(base);
             tensors.push(ModelTensor {
                 tensor: t.clone(),
-                file: f.name.clone(),
+                file: base.to_string(),
             });
         }
     }
@@ -926,7 +937,30 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
                 })
                 .collect();
             let (a, f) = audit::audit(&arch, &present, &absent_ok);
-            findings.extend(f);
+            if index.is_none() && !missing_shards.is_empty() {
+                // Without an index we cannot tell which tensors the missing shards hold:
+                // one finding instead of one per absent tensor.
+                let (missing, rest): (Vec<Finding>, Vec<Finding>) = f.into_iter().partition(|x| x.code == Code::MissingTensor);
+                findings.extend(rest);
+                if let Some(first) = missing.first() {
+                    let names: Vec<&str> = missing.iter().filter_map(|x| x.tensor.as_deref()).take(MAX_NAMES_LISTED).collect();
+                    findings.push(
+                        Finding::error(
+                            Code::MissingTensor,
+                            format!(
+                                "{} tensors config.json expects are absent, probably in the missing shard(s) {}: {}{}",
+                                missing.len(),
+                                missing_shards.join(", "),
+                                names.join(", "),
+                                if missing.len() > names.len() { ", …" } else { "" }
+                            ),
+                        )
+                        .tensor(first.tensor.clone().unwrap_or_default()),
+                    );
+                }
+            } else {
+                findings.extend(f);
+            }
             audit_out = Some(a);
         }
         if let (Some(vocab), Some(total)) = (arch.vocab_size, tokenizer.total_tokens) {
