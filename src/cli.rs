@@ -3,8 +3,8 @@
 //! Exit status: 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 use crate::fmt::{human_bytes, human_count, shape, thousands};
-use crate::formats::checkpoint::{self, Kind, ModelReport};
-use crate::report::{FileReport, Format, Report};
+use crate::formats::checkpoint::{self, ModelReport};
+use crate::report::{FileReport, Report};
 use crate::source::{self, file::FileSource};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -52,10 +52,7 @@ pub fn main() -> ExitCode {
 struct Input {
     path: PathBuf,
     name: String,
-    kind: Kind,
-    len: u64,
-    /// Named on the command line (not found in a folder): inspected even if unrecognised.
-    explicit: bool,
+    kind: checkpoint::Kind,
 }
 
 fn file_name(path: &std::path::Path) -> String {
@@ -63,7 +60,7 @@ fn file_name(path: &std::path::Path) -> String {
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-fn classify_path(path: &std::path::Path, explicit: bool) -> std::io::Result<Input> {
+fn classify_path(path: &std::path::Path) -> std::io::Result<Input> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
@@ -74,8 +71,6 @@ fn classify_path(path: &std::path::Path, explicit: bool) -> std::io::Result<Inpu
         kind: checkpoint::classify(&name, &first, len),
         path: path.to_path_buf(),
         name,
-        len,
-        explicit,
     })
 }
 
@@ -93,7 +88,7 @@ fn collect(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), String> {
                 .collect();
             files.sort();
             for f in files {
-                let input = classify_path(&f, false).map_err(|e| format!("cannot open {}: {e}", f.display()))?;
+                let input = classify_path(&f).map_err(|e| format!("cannot open {}: {e}", f.display()))?;
                 if input.kind.is_tensor_file() || input.kind.is_companion() {
                     inputs.push(input);
                 } else {
@@ -101,7 +96,7 @@ fn collect(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), String> {
                 }
             }
         } else {
-            inputs.push(classify_path(path, true).map_err(|e| format!("cannot open {}: {e}", path.display()))?);
+            inputs.push(classify_path(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?);
         }
     }
     Ok((inputs, ignored))
@@ -115,43 +110,26 @@ fn inspect(paths: &[PathBuf], json: bool) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let mut files = Vec::new();
-    let mut companions: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut skipped = Vec::new();
+    let mut sources = Vec::new();
     for input in &inputs {
-        if input.kind.is_companion() {
-            if input.kind.read_whole(input.len) {
-                match std::fs::read(&input.path) {
-                    Ok(bytes) => companions.push((input.name.clone(), bytes)),
-                    Err(e) => {
-                        eprintln!("tensorpeek: cannot read {}: {e}", input.path.display());
-                        return ExitCode::from(EXIT_USAGE);
-                    }
-                }
-            } else {
-                skipped.push(format!("{} ({} bytes, over the {} read for a JSON file)", input.name, thousands(input.len), thousands(checkpoint::MAX_COMPANION_BYTES)));
-            }
-            continue;
-        }
-        if !input.kind.is_tensor_file() && !input.explicit {
-            continue;
-        }
-        let src = match FileSource::open(&input.path) {
-            Ok(s) => s,
+        match FileSource::open(&input.path) {
+            Ok(src) => sources.push((input.name.clone(), src)),
             Err(e) => {
                 eprintln!("tensorpeek: cannot open {}: {e}", input.path.display());
                 return ExitCode::from(EXIT_USAGE);
             }
-        };
-        let inspection = pollster::block_on(source::inspect(&src, &input.name));
-        files.push(inspection.report);
+        }
     }
-    let safetensors_files = files.iter().filter(|f| f.format == Format::Safetensors).count();
-    let recognised = inputs
+    // Unrecognised files named on the command line are inspected (to say why they are
+    // not model files); those found in a folder were already left out by `collect`.
+    let set = pollster::block_on(source::checkpoint::inspect_set(&sources, true));
+    let model = set.model;
+    let files = set.files;
+    let skipped: Vec<String> = set
+        .skipped
         .iter()
-        .filter(|i| i.kind.is_companion() && i.kind != Kind::Json && i.kind.read_whole(i.len))
-        .count();
-    let model = checkpoint::wants_model(safetensors_files, recognised).then(|| checkpoint::build_model(&files, &companions));
+        .map(|s| format!("{} ({} bytes): {}", s.name, thousands(s.len), s.reason))
+        .collect();
     let mut report = Report::new(files);
     report.model = model.as_ref().map(ModelReport::to_value);
     if json {

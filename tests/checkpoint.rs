@@ -536,3 +536,30 @@ fn relative_paths_match_the_index_by_base_name() {
     assert_eq!(m.shards[0].name, "model-00001-of-00002.safetensors");
     assert_eq!(m.tensors[0].file, "model-00001-of-00002.safetensors");
 }
+
+/// The page's path: in-memory sources (stand-ins for dropped Blobs), unknown files skipped.
+#[test]
+fn inspect_set_over_memory_sources() {
+    use tensorpeek::source::{checkpoint::inspect_set, ByteSource, MemorySource};
+    let dir = fixtures().join("missing_shard");
+    let mut inputs: Vec<(String, MemorySource)> = Vec::new();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for p in paths {
+        inputs.push((p.file_name().unwrap().to_string_lossy().into_owned(), MemorySource::new(std::fs::read(&p).unwrap())));
+    }
+    inputs.push(("README.md".into(), MemorySource::new(b"# a model card".to_vec())));
+    let set = pollster::block_on(inspect_set(&inputs, false));
+    assert_eq!(set.files.len(), 1);
+    assert_eq!(set.companions.len(), 5);
+    assert_eq!(set.skipped.len(), 1);
+    assert_eq!(set.skipped[0].name, "README.md");
+    let m = set.model.unwrap();
+    assert_eq!(codes(&m.errors), vec![Code::MissingShard]);
+    assert_facts("missing_shard", &m);
+    // Only the shard's header, the companions and classification prefixes were read.
+    let heads: u64 = inputs.iter().map(|(_, s)| s.len().min(checkpoint::CLASSIFY_LEN)).sum();
+    let whole: u64 = set.companions.iter().map(|(_, b)| b.len() as u64).filter(|n| *n > checkpoint::CLASSIFY_LEN).sum();
+    assert_eq!(set.bytes_read, heads + whole + set.files[0].bytes_read);
+    assert_eq!(set.files[0].bytes_read, set.files[0].data_start.unwrap());
+}
