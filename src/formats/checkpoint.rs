@@ -1082,6 +1082,54 @@ mod tests {
         assert_eq!(series_missing(&provided), vec!["model-00002-of-00003.safetensors".to_string()]);
     }
 
+    fn shard(name: &str, tensors: &[(&str, Vec<u64>)]) -> FileReport {
+        let mut r = FileReport::new(name, 0, Format::Safetensors);
+        let mut off = 0;
+        for (t, shape) in tensors {
+            let params: u64 = shape.iter().product();
+            r.tensors.push(TensorEntry {
+                name: t.to_string(),
+                dtype: "F32".into(),
+                shape: shape.clone(),
+                ggml_dims: None,
+                params: Some(params),
+                start: off,
+                end: off + params * 4,
+                abs_start: Some(off + 108),
+                bytes: Some(params * 4),
+                stats: None,
+            });
+            off += params * 4;
+        }
+        r.header_len = Some(100);
+        r.size = 108 + off;
+        r.finish(Vec::new());
+        r
+    }
+
+    #[test]
+    fn repeated_weight_map_key_and_unreferenced_shard() {
+        let files = vec![shard("a.safetensors", &[("x", vec![2])]), shard("b.safetensors", &[("y", vec![3]), ("z", vec![1])])];
+        let idx = br#"{"weight_map": {"x": "a.safetensors", "x": "a.safetensors"}, "metadata": {"total_size": 8}}"#;
+        let m = build_model(&files, &[("model.safetensors.index.json".into(), idx.to_vec())]);
+        let codes: Vec<Code> = m.errors.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec![Code::InvalidIndex, Code::TensorNotInIndex]);
+        assert!(m.errors[1].message.contains("b.safetensors is not referenced by the index; none of its 2 tensors"));
+        assert_eq!(m.reconciliation.file_bytes, 108 + 8 + 108 + 16);
+        assert_eq!(m.reconciliation.headers_and_prefixes, 216);
+        assert!(m.reconciliation.balanced);
+        // total_size counts only what is stored: 8 + 16 bytes here, so 8 is a mismatch.
+        assert_eq!(m.warnings.iter().map(|f| f.code).collect::<Vec<_>>(), vec![Code::TotalSizeMismatch]);
+    }
+
+    #[test]
+    fn tokenizer_larger_than_vocab() {
+        let cfg = br#"{"model_type": "llama", "vocab_size": 4}"#;
+        let tok = br#"{"added_tokens": [{"id": 9, "content": "<x>", "special": true}], "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}"#;
+        let m = build_model(&[], &[("config.json".into(), cfg.to_vec()), ("tokenizer.json".into(), tok.to_vec())]);
+        assert!(m.errors.iter().any(|f| f.code == Code::VocabMismatch && f.message.contains("10 token ids")), "{:?}", m.errors);
+    }
+
     #[test]
     fn bad_index_is_a_finding() {
         let m = build_model(&[], &[("model.safetensors.index.json".into(), br#"{"weight_map": {"a": 3}, "metadata": {"total_size": "x"}}"#.to_vec())]);
