@@ -352,6 +352,33 @@ impl Architecture {
     }
 }
 
+/// Most findings of one code the audit lists one by one; the rest are counted in a last
+/// finding. A config that does not belong to the tensors (or claims thousands of layers)
+/// would otherwise bury the page under one finding per tensor.
+pub const MAX_FINDINGS_PER_CODE: usize = 200;
+
+fn cap_findings(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut kept: Vec<Finding> = Vec::new();
+    let mut per_code: HashMap<Code, usize> = HashMap::new();
+    let mut dropped: Vec<(Code, bool, usize)> = Vec::new();
+    for f in findings {
+        let n = per_code.entry(f.code).or_insert(0);
+        if *n < MAX_FINDINGS_PER_CODE {
+            *n += 1;
+            kept.push(f);
+        } else if let Some(d) = dropped.iter_mut().find(|d| d.0 == f.code) {
+            d.2 = d.2.saturating_add(1);
+        } else {
+            dropped.push((f.code, f.is_error(), 1));
+        }
+    }
+    for (code, error, n) in dropped {
+        let message = format!("… and {n} more {code} findings like the ones above");
+        kept.push(if error { Finding::error(code, message) } else { Finding::warning(code, message) });
+    }
+    kept
+}
+
 /// One tensor the config implies.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Expected {
@@ -512,7 +539,7 @@ pub fn audit(arch: &Architecture, present: &[Present<'_>], absent_ok: &BTreeSet<
         };
         findings.push(Finding::warning(Code::UnexpectedTensor, message).tensor(t.name));
     }
-    (a, findings)
+    (a, cap_findings(findings))
 }
 
 #[cfg(test)]
@@ -563,6 +590,24 @@ mod tests {
         assert!(a.expected_tensors("model.").is_none());
         assert!(f.is_empty());
         assert_eq!(a.raw.get("hidden_size"), Some(&json!(3072)));
+    }
+
+    #[test]
+    fn findings_are_capped_per_code() {
+        let (a, _) = Architecture::from_config(&llama32_3b(), "config.json");
+        let shape = [1u64];
+        let names: Vec<String> = (0..300).map(|i| format!("other.{i}")).collect();
+        let present: Vec<Present<'_>> = names
+            .iter()
+            .map(|n| Present { name: n, shape: &shape, params: Some(1), file: "x.safetensors" })
+            .collect();
+        let (audit, f) = audit(&a, &present, &BTreeSet::new());
+        assert_eq!((audit.missing, audit.unexpected), (254, 300));
+        let missing = f.iter().filter(|x| x.code == Code::MissingTensor).count();
+        let unexpected = f.iter().filter(|x| x.code == Code::UnexpectedTensor).count();
+        assert_eq!((missing, unexpected), (MAX_FINDINGS_PER_CODE + 1, MAX_FINDINGS_PER_CODE + 1));
+        assert!(f.iter().any(|x| x.message == "… and 54 more MissingTensor findings like the ones above" && x.is_error()));
+        assert!(f.iter().any(|x| x.message == "… and 100 more UnexpectedTensor findings like the ones above" && !x.is_error()));
     }
 
     #[test]
