@@ -357,7 +357,8 @@ impl Architecture {
 /// would otherwise bury the page under one finding per tensor.
 pub const MAX_FINDINGS_PER_CODE: usize = 200;
 
-fn cap_findings(findings: Vec<Finding>) -> Vec<Finding> {
+/// Keeps the first [`MAX_FINDINGS_PER_CODE`] findings of each code and counts the rest.
+pub fn cap_findings(findings: Vec<Finding>) -> Vec<Finding> {
     let mut kept: Vec<Finding> = Vec::new();
     let mut per_code: HashMap<Code, usize> = HashMap::new();
     let mut dropped: Vec<(Code, bool, usize)> = Vec::new();

@@ -978,7 +978,8 @@ pub fn build_model(files: &[FileReport], companions: &[(String, Vec<u8>)]) -> Mo
     }
 
     let totals = Totals::of(&tensors.iter().map(|t| t.tensor.clone()).collect::<Vec<_>>());
-    let (errors, warnings): (Vec<Finding>, Vec<Finding>) = findings.into_iter().partition(|f| f.severity == Severity::Error);
+    let (errors, warnings): (Vec<Finding>, Vec<Finding>) =
+        audit::cap_findings(findings).into_iter().partition(|f| f.severity == Severity::Error);
     ModelReport {
         format: "safetensors-checkpoint",
         ok: errors.is_empty(),
