@@ -21,7 +21,10 @@ fn expected() -> Value {
 
 /// What the page and the CLI do: classify each file from its first bytes, inspect tensor
 /// files' headers, read companions whole.
-fn load(dir: &Path) -> (Vec<FileReport>, Vec<(String, Vec<u8>)>) {
+/// Shard reports and companions (name, bytes).
+type Loaded = (Vec<FileReport>, Vec<(String, Vec<u8>)>);
+
+fn load(dir: &Path) -> Loaded {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
     let mut files = Vec::new();
@@ -562,4 +565,52 @@ fn inspect_set_over_memory_sources() {
     let whole: u64 = set.companions.iter().map(|(_, b)| b.len() as u64).filter(|n| *n > checkpoint::CLASSIFY_LEN).sum();
     assert_eq!(set.bytes_read, heads + whole + set.files[0].bytes_read);
     assert_eq!(set.files[0].bytes_read, set.files[0].data_start.unwrap());
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any bytes under any companion name: findings, never a panic.
+        #[test]
+        fn any_companion_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512), which in 0usize..6) {
+            let names = ["model.safetensors.index.json", "config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json", "x.json"];
+            let name = names[which];
+            let _ = classify(name, &bytes, bytes.len() as u64);
+            let _ = build_model(&[], &[(name.to_string(), bytes.clone())]);
+        }
+
+        /// Random architectures against the tiny Llama's real tensors.
+        #[test]
+        fn random_config_against_real_tensors(
+            layers in 0u64..40, hidden in 0u64..80, heads in 0u64..9, kv in 0u64..9,
+            inter in 0u64..200, vocab in 0u64..300, tied: bool, fam in 0usize..8,
+        ) {
+            let families = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3"];
+            static GOOD: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
+            let (files, companions) = GOOD.get_or_init(|| load(&fixtures().join("good")));
+            let mut companions = companions.clone();
+            let cfg = json!({"model_type": families[fam], "num_hidden_layers": layers, "hidden_size": hidden,
+                "num_attention_heads": heads, "num_key_value_heads": kv, "intermediate_size": inter,
+                "vocab_size": vocab, "tie_word_embeddings": tied});
+            companions.retain(|(n, _)| n != "config.json");
+            companions.push(("config.json".into(), serde_json::to_vec(&cfg).unwrap()));
+            let m = build_model(files, &companions);
+            prop_assert_eq!(m.totals.tensors, 21);
+        }
+
+        /// JSON-shaped input with the keys the parsers look for, values of any type.
+        #[test]
+        fn json_with_known_keys(v in proptest::arbitrary::any::<i64>(), s in "[a-z<>|_ ]{0,12}", which in 0usize..4) {
+            let docs = [
+                json!({"weight_map": {s.clone(): v}, "metadata": {"total_size": s.clone()}}),
+                json!({"model_type": "llama", "num_hidden_layers": v, "hidden_size": v, "intermediate_size": s.clone(), "num_attention_heads": v, "num_key_value_heads": 0, "vocab_size": v}),
+                json!({"model": {"type": s.clone(), "vocab": v, "merges": {s.clone(): v}}, "added_tokens": [{"id": v, "content": s.clone()}]}),
+                json!({"chat_template": [{"name": v, "template": s.clone()}], "bos_token": {"content": v}, "added_tokens_decoder": {s.clone(): {"content": s.clone(), "special": true}}}),
+            ];
+            let bytes = serde_json::to_vec(&docs[which]).unwrap();
+            let _ = build_model(&[], &[("f.json".to_string(), bytes)]);
+        }
+    }
 }
