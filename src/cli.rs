@@ -166,26 +166,28 @@ fn print_model(m: &ModelReport) {
     if let Some(a) = &m.architecture {
         let ty = a.model_type.as_deref().unwrap_or("unknown");
         println!("  architecture      {ty} ({}), family {:?}", a.architectures.join(", "), a.family);
-        println!(
-            "  layers {} · hidden {} · intermediate {} · head_dim {} · vocab {}",
-            opt(a.layers),
-            opt(a.hidden_size),
-            opt(a.intermediate_size),
-            opt(a.head_dim),
-            opt(a.vocab_size)
-        );
-        if let Some(att) = &a.attention {
-            println!("  attention         {att}");
-        }
-        println!("  tied embeddings   {}", a.tie_word_embeddings);
-        if let Some(t) = a.rope_theta {
-            println!("  rope_theta        {t}");
-        }
-        if let Some(r) = &a.rope_scaling {
-            println!("  rope_scaling      {r}");
-        }
-        if let Some(d) = &a.torch_dtype {
-            println!("  dtype             {d}");
+        if a.family != crate::audit::Family::Unknown {
+            println!(
+                "  layers {} · hidden {} · intermediate {} · head_dim {} · vocab {}",
+                opt(a.layers),
+                opt(a.hidden_size),
+                opt(a.intermediate_size),
+                opt(a.head_dim),
+                opt(a.vocab_size)
+            );
+            if let Some(att) = &a.attention {
+                println!("  attention         {att}");
+            }
+            println!("  tied embeddings   {}", a.tie_word_embeddings);
+            if let Some(t) = a.rope_theta {
+                println!("  rope_theta        {t}");
+            }
+            if let Some(r) = &a.rope_scaling {
+                println!("  rope_scaling      {r}");
+            }
+            if let Some(d) = &a.torch_dtype {
+                println!("  dtype             {d}");
+            }
         }
         if a.family == crate::audit::Family::Unknown {
             println!("  config (raw, family not known to tensorpeek):");
