@@ -1,7 +1,9 @@
-//! The native command line: `tensorpeek inspect FILE… [--json]`.
+//! The native command line: `tensorpeek inspect FILE|DIR… [--json]`. A folder (or several
+//! files) forming a checkpoint is merged into one model (`formats::checkpoint`).
 //! Exit status: 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
-use crate::fmt::{human_bytes, shape, thousands};
+use crate::fmt::{human_bytes, human_count, shape, thousands};
+use crate::formats::checkpoint::{self, ModelReport};
 use crate::report::{FileReport, Report};
 use crate::source::{self, file::FileSource};
 use clap::{Parser, Subcommand};
@@ -19,7 +21,8 @@ struct Cli {
 enum Command {
     /// List every tensor, the metadata and the findings of each file (only headers are read).
     Inspect {
-        /// Files to inspect.
+        /// Files to inspect, or folders holding a checkpoint (shards, index, config.json,
+        /// tokenizer files).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Print the JSON report (docs/report.md) instead of tables.
@@ -45,34 +48,256 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn inspect(paths: &[PathBuf], json: bool) -> ExitCode {
-    let mut files = Vec::new();
+/// One input after classification.
+struct Input {
+    path: PathBuf,
+    name: String,
+    kind: checkpoint::Kind,
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn classify_path(path: &std::path::Path) -> std::io::Result<Input> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut first = Vec::new();
+    file.take(checkpoint::CLASSIFY_LEN).read_to_end(&mut first)?;
+    let name = file_name(path);
+    Ok(Input {
+        kind: checkpoint::classify(&name, &first, len),
+        path: path.to_path_buf(),
+        name,
+    })
+}
+
+/// Expands folders (one level, sorted by name) and classifies every file.
+fn collect(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), String> {
+    let mut inputs = Vec::new();
+    let mut ignored = Vec::new();
     for path in paths {
-        let src = match FileSource::open(path) {
-            Ok(s) => s,
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect();
+            files.sort();
+            for f in files {
+                let input = classify_path(&f).map_err(|e| format!("cannot open {}: {e}", f.display()))?;
+                if input.kind.is_tensor_file() || input.kind.is_companion() {
+                    inputs.push(input);
+                } else {
+                    ignored.push(input.name);
+                }
+            }
+        } else {
+            inputs.push(classify_path(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?);
+        }
+    }
+    Ok((inputs, ignored))
+}
+
+fn inspect(paths: &[PathBuf], json: bool) -> ExitCode {
+    let (inputs, ignored) = match collect(paths) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut sources = Vec::new();
+    for input in &inputs {
+        match FileSource::open(&input.path) {
+            Ok(src) => sources.push((input.name.clone(), src)),
             Err(e) => {
-                eprintln!("tensorpeek: cannot open {}: {e}", path.display());
+                eprintln!("tensorpeek: cannot open {}: {e}", input.path.display());
                 return ExitCode::from(EXIT_USAGE);
             }
-        };
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let inspection = pollster::block_on(source::inspect(&src, &name));
-        files.push(inspection.report);
+        }
     }
-    let report = Report::new(files);
+    // Unrecognised files named on the command line are inspected (to say why they are
+    // not model files); those found in a folder were already left out by `collect`.
+    let set = pollster::block_on(source::checkpoint::inspect_set(&sources, true));
+    let model = set.model;
+    let files = set.files;
+    let skipped: Vec<String> = set
+        .skipped
+        .iter()
+        .map(|s| format!("{} ({} bytes): {}", s.name, thousands(s.len), s.reason))
+        .collect();
+    let mut report = Report::new(files);
+    report.model = model.as_ref().map(ModelReport::to_value);
     if json {
         println!("{}", report.to_json_pretty());
     } else {
         for f in &report.files {
-            print_file(f);
+            print_file(f, model.is_none());
+        }
+        if let Some(m) = &model {
+            print_model(m);
+        }
+        for name in &ignored {
+            println!("ignored: {name} (not a model file or a JSON companion)");
+        }
+        for s in &skipped {
+            println!("skipped: {s}");
         }
     }
     ExitCode::from(if report.ok() { EXIT_SOUND } else { EXIT_FINDINGS })
 }
 
-fn print_file(f: &FileReport) {
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "?".into(), thousands)
+}
+
+fn print_model(m: &ModelReport) {
+    println!(
+        "model — {} shard(s), {} tensors, {} parameters ({})",
+        m.shards.len(),
+        thousands(m.totals.tensors),
+        thousands(m.totals.params),
+        human_count(m.totals.params)
+    );
+    if let Some(a) = &m.architecture {
+        let ty = a.model_type.as_deref().unwrap_or("unknown");
+        println!("  architecture      {ty} ({}), family {:?}", a.architectures.join(", "), a.family);
+        if a.family != crate::audit::Family::Unknown {
+            println!(
+                "  layers {} · hidden {} · intermediate {} · head_dim {} · vocab {}",
+                opt(a.layers),
+                opt(a.hidden_size),
+                opt(a.intermediate_size),
+                opt(a.head_dim),
+                opt(a.vocab_size)
+            );
+            if let Some(att) = &a.attention {
+                println!("  attention         {att}");
+            }
+            println!("  tied embeddings   {}", a.tie_word_embeddings);
+            if let Some(t) = a.rope_theta {
+                println!("  rope_theta        {t}");
+            }
+            if let Some(r) = &a.rope_scaling {
+                println!("  rope_scaling      {r}");
+            }
+            if let Some(d) = &a.torch_dtype {
+                println!("  dtype             {d}");
+            }
+        }
+        if a.family == crate::audit::Family::Unknown {
+            println!("  config (raw, family not known to tensorpeek):");
+            for (k, v) in &a.raw {
+                println!("    {k} = {v}");
+            }
+        }
+    }
+    if let Some(a) = &m.audit {
+        if a.checked {
+            println!(
+                "  inventory         {} expected ({} per layer), {} matched, {} missing, {} unexpected, {} wrong shape",
+                thousands(a.expected_tensors),
+                opt(a.tensors_per_layer),
+                thousands(a.matched),
+                thousands(a.missing),
+                thousands(a.unexpected),
+                thousands(a.shape_mismatches)
+            );
+            if let Some(p) = a.expected_params {
+                println!("  params by config  {}", thousands(p));
+            }
+        }
+        if let Some(share) = a.embedding_share_percent {
+            println!("  embedding share   {share:.2} % of all parameters");
+        }
+    }
+    let r = &m.reconciliation;
+    println!(
+        "  files             {} bytes = {} tensor bytes + {} header bytes + {} prefix bytes{}",
+        thousands(r.file_bytes),
+        thousands(r.tensor_bytes),
+        thousands(r.header_bytes),
+        thousands(r.prefix_bytes),
+        if r.balanced { String::new() } else { format!(" + {} unaccounted", r.unaccounted_bytes) }
+    );
+    if let Some(idx) = &m.index {
+        println!(
+            "  index             {}: {} tensors in {} shard(s), total_size {}{}",
+            idx.file,
+            thousands(idx.tensors),
+            idx.shards.len(),
+            opt(idx.total_size),
+            if idx.total_size_checked { "" } else { " (not checked)" }
+        );
+    }
+    if !m.shards.is_empty() {
+        println!("  {:<40} {:>16} {:>10} {:>8} {:>16}", "shard", "size", "header N", "tensors", "tensor bytes");
+        for s in &m.shards {
+            println!(
+                "  {:<40} {:>16} {:>10} {:>8} {:>16}",
+                s.name,
+                thousands(s.size),
+                opt(s.header_len),
+                thousands(s.tensors),
+                thousands(s.tensor_bytes)
+            );
+        }
+    }
+    for s in &m.missing_shards {
+        println!("  {:<40} {:>16}", s, "not provided");
+    }
+    if let Some(t) = &m.tokenizer {
+        println!(
+            "  tokenizer         {} · vocab {} · merges {} · {} added tokens · {} special",
+            t.model_type.as_deref().unwrap_or("?"),
+            opt(t.vocab),
+            opt(t.merges),
+            thousands(t.added_tokens),
+            t.special_tokens.len()
+        );
+        for (role, tok) in &t.roles {
+            println!("    {role:<10} {tok:?}");
+        }
+        for c in &t.chat_templates {
+            println!("  chat template ({}), shown as text:", c.name);
+            for line in c.template.lines() {
+                println!("    | {line}");
+            }
+        }
+    }
+    if !m.tensors.is_empty() {
+        let w = m.tensors.iter().map(|t| t.tensor.name.chars().count()).max().unwrap_or(4).clamp(4, 60);
+        println!("  {:<w$}  {:<8} {:<22} {:>14}  file", "name", "dtype", "shape", "bytes");
+        for t in &m.tensors {
+            println!(
+                "  {:<w$}  {:<8} {:<22} {:>14}  {}",
+                t.tensor.name,
+                t.tensor.dtype,
+                shape(&t.tensor.shape),
+                opt(t.tensor.bytes),
+                t.file
+            );
+        }
+    }
+    let verdict = if !m.errors.is_empty() {
+        "errors"
+    } else if !m.warnings.is_empty() {
+        "sound with warnings"
+    } else {
+        "sound"
+    };
+    println!("  model verdict: {verdict}");
+    for finding in m.findings() {
+        println!("  - {finding}");
+    }
+    println!();
+}
+
+fn print_file(f: &FileReport, with_tensors: bool) {
     println!("{} — {} ({} bytes, {})", f.name, f.format.name(), thousands(f.size), human_bytes(f.size));
     if let Some(n) = f.header_len {
         println!("  header length N   {}", thousands(n));
@@ -103,7 +328,7 @@ fn print_file(f: &FileReport) {
             }
         }
     }
-    if !f.tensors.is_empty() {
+    if with_tensors && !f.tensors.is_empty() {
         let w = f.tensors.iter().map(|t| t.name.chars().count()).max().unwrap_or(4).clamp(4, 60);
         println!("  {:<w$}  {:<8} {:<22} {:>16} {:>16}", "name", "dtype", "shape", "bytes", "abs offset");
         for t in &f.tensors {

@@ -126,6 +126,14 @@ pub enum Code {
     InvalidConfig,
     SplitMissing,
     SplitMismatch,
+    /// tokenizer.json / tokenizer_config.json could not be read.
+    InvalidTokenizer,
+    /// The tokenizer has more token ids than config.json's vocab_size.
+    VocabMismatch,
+    /// A JSON companion is larger than the limit read whole.
+    CompanionTooLarge,
+    /// Two files of the same companion kind (or the same shard twice).
+    DuplicateCompanion,
 
     // ---- values ----
     ValuesNotDecoded,

@@ -4,6 +4,7 @@
 //! types and is tested natively. `source` holds the byte sources and the async driver;
 //! `web` is the Yew app (wasm only); `cli` the native command line.
 
+pub mod audit;
 pub mod dtype;
 pub mod error;
 pub mod fmt;

@@ -2,6 +2,7 @@
 //! length) that either finishes or says how long a prefix it needs ([`Step::Need`]); the
 //! async driver in `source` fetches that many bytes and calls it again.
 
+pub mod checkpoint;
 pub mod safetensors;
 
 use crate::report::Format;

@@ -6,6 +6,7 @@
 
 #[cfg(target_arch = "wasm32")]
 pub mod blob;
+pub mod checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
 
