@@ -6,6 +6,8 @@
 
 #[cfg(target_arch = "wasm32")]
 pub mod blob;
+#[cfg(target_arch = "wasm32")]
+pub mod http;
 pub mod checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
