@@ -2,6 +2,8 @@
 //! length) that either finishes or says how long a prefix it needs ([`Step::Need`]); the
 //! async driver in `source` fetches that many bytes and calls it again.
 
+pub mod gguf;
+pub mod gguf_split;
 pub mod safetensors;
 
 use crate::report::Format;
