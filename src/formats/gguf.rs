@@ -471,8 +471,8 @@ pub struct GgufFile {
 enum Stop {
     /// The prefix must be at least this long.
     Need(u64),
-    /// The rest cannot be read (the finding says why).
-    Fail(Finding),
+    /// The rest cannot be read (the finding says why). Boxed: keeps the hot `Result`s small.
+    Fail(Box<Finding>),
 }
 
 type R<T> = Result<T, Stop>;
@@ -494,32 +494,34 @@ impl<'a> Cursor<'a> {
     }
 
     /// Checks that `bytes` (None = overflowed) fit in what remains of the file.
+    #[inline]
     fn claim(&self, bytes: Option<u64>, what: impl FnOnce() -> String, at: u64, field: &str) -> R<()> {
         match bytes {
             Some(b) if b <= self.remaining_in_file() => Ok(()),
-            _ => Err(Stop::Fail(
+            _ => Err(Stop::Fail(Box::new(
                 Finding::error(
                     Code::CountTooLarge,
                     format!("{}, but only {} bytes remain in the file", what(), self.remaining_in_file()),
                 )
                 .at(at)
                 .field(field),
-            )),
+            ))),
         }
     }
 
+    #[inline]
     fn take(&mut self, n: u64, field: &str) -> R<&'a [u8]> {
         let end = match self.pos.checked_add(n) {
             Some(e) if e <= self.file_len => e,
             _ => {
-                return Err(Stop::Fail(
+                return Err(Stop::Fail(Box::new(
                     Finding::error(
                         Code::FileTooShort,
                         format!("the file ends inside the header: {field} needs {n} bytes at byte {}, the file has {}", self.pos, self.file_len),
                     )
                     .at(self.pos)
                     .field(field),
-                ))
+                )))
             }
         };
         let slice = usize::try_from(self.pos)
@@ -535,6 +537,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, field: &str) -> R<[u8; N]> {
         let s = self.take(N as u64, field)?;
         let mut a = [0u8; N];
@@ -544,17 +547,20 @@ impl<'a> Cursor<'a> {
         Ok(a)
     }
 
+    #[inline]
     fn u32(&mut self, field: &str) -> R<u32> {
         let a = self.array::<4>(field)?;
         Ok(if self.big { u32::from_be_bytes(a) } else { u32::from_le_bytes(a) })
     }
 
+    #[inline]
     fn u64(&mut self, field: &str) -> R<u64> {
         let a = self.array::<8>(field)?;
         Ok(if self.big { u64::from_be_bytes(a) } else { u64::from_le_bytes(a) })
     }
 
     /// A count or length: u32 in version 1, u64 after.
+    #[inline]
     fn len(&mut self, field: &str) -> R<u64> {
         if self.v1 {
             self.u32(field).map(u64::from)
@@ -564,6 +570,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string's bytes, its length checked against the file first.
+    #[inline]
     fn string(&mut self, field: &str) -> R<&'a [u8]> {
         let at = self.pos;
         let n = self.len(field)?;
@@ -599,6 +606,24 @@ impl<'a> Cursor<'a> {
             ValueType::Array => Value::U8(0),
         })
     }
+}
+
+/// The length-prefixed string at `pos` when it lies wholly in `buf` (the hot path of long
+/// string arrays: no `Result`, no finding built). `None` sends the caller to the checked
+/// path, which names the problem or asks for more bytes.
+#[inline(always)]
+fn quick_str(buf: &[u8], pos: u64, v1: bool, big: bool) -> Option<(&[u8], u64)> {
+    let p = usize::try_from(pos).ok()?;
+    let (n, lw) = if v1 {
+        let b: [u8; 4] = buf.get(p..p.checked_add(4)?)?.try_into().ok()?;
+        (u64::from(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }), 4usize)
+    } else {
+        let b: [u8; 8] = buf.get(p..p.checked_add(8)?)?.try_into().ok()?;
+        (if big { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) }, 8usize)
+    };
+    let start = p.checked_add(lw)?;
+    let end = start.checked_add(usize::try_from(n).ok()?)?;
+    Some((buf.get(start..end)?, end as u64))
 }
 
 /// What the KV reader remembers for the summaries.
@@ -639,11 +664,11 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
     let type_at = c.pos;
     let elem_id = c.u32(key)?;
     let Some(elem) = ValueType::from_id(elem_id) else {
-        return Err(Stop::Fail(
+        return Err(Stop::Fail(Box::new(
             Finding::error(Code::UnknownValueType, format!("the array {key} has element type id {elem_id}; valid ids are 0 to 12"))
                 .at(type_at)
                 .field(key),
-        ));
+        )));
     };
     let len_at = c.pos;
     let len = c.len(key)?;
@@ -680,14 +705,22 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
                 );
             }
         }
-        if key == "tokenizer.ggml.token_type" && depth == 0 {
-            let mut sub = Cursor { pos: 0, ..sub };
-            for _ in 0..len {
-                if let Some(id) = sub.scalar(elem, key).ok().and_then(|v| match v {
-                    Value::I32(x) => Some(i64::from(x)),
-                    other => other.as_u64().and_then(|x| i64::try_from(x).ok()),
-                }) {
-                    *notes.token_types.entry(id).or_default() += 1;
+        if key == "tokenizer.ggml.token_type" && depth == 0 && matches!(elem, ValueType::I32 | ValueType::U32) {
+            // Counted in a small array first (ids 0..=6 are the defined ones): fast on 128k.
+            let mut small = [0u64; 8];
+            for chunk in bytes.chunks_exact(4) {
+                let mut b = [0u8; 4];
+                b.copy_from_slice(chunk);
+                let id = if c.big { i32::from_be_bytes(b) } else { i32::from_le_bytes(b) };
+                let id = if elem == ValueType::U32 { i64::from(id as u32) } else { i64::from(id) };
+                match usize::try_from(id).ok().and_then(|i| small.get_mut(i)) {
+                    Some(n) => *n += 1,
+                    None => *notes.token_types.entry(id).or_default() += 1,
+                }
+            }
+            for (id, n) in small.iter().enumerate() {
+                if *n > 0 {
+                    *notes.token_types.entry(id as i64).or_default() += n;
                 }
             }
         }
@@ -698,7 +731,15 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
         let mut bad_utf8 = false;
         for i in 0..len {
             let at = c.pos;
-            let s = match c.string(key) {
+            let quick = quick_str(c.buf, at, c.v1, c.big);
+            let s = match quick {
+                Some((s, end)) => {
+                    c.pos = end;
+                    Ok(s)
+                }
+                None => c.string(key),
+            };
+            let s = match s {
                 Ok(s) => s,
                 // Refresh the lower bound: the elements left take at least `min` each.
                 Err(Stop::Need(n)) => {
@@ -727,11 +768,11 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
             );
         }
         if depth + 1 >= MAX_ARRAY_DEPTH {
-            return Err(Stop::Fail(
+            return Err(Stop::Fail(Box::new(
                 Finding::error(Code::NestingTooDeep, format!("{key} nests arrays deeper than {MAX_ARRAY_DEPTH} levels"))
                     .at(type_at)
                     .field(key),
-            ));
+            )));
         }
         for i in 0..len {
             let v = value(c, ValueType::Array, depth + 1, key, notes, findings)?;
@@ -777,7 +818,7 @@ pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
             // Cannot happen (take only asks for bytes inside the file); never loop on it.
             g.findings.push(Finding::error(Code::ReadFailed, format!("the parser asked for {n} bytes it could not have")).at(c.pos));
         }
-        Err(Stop::Fail(f)) => g.findings.push(f),
+        Err(Stop::Fail(f)) => g.findings.push(*f),
     }
     g.finish(prefix, &notes);
     Step::Done(g)
@@ -786,9 +827,9 @@ pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
 fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()> {
     let magic = c.take(4, "magic")?;
     if magic != MAGIC.as_slice() {
-        return Err(Stop::Fail(
+        return Err(Stop::Fail(Box::new(
             Finding::error(Code::BadMagic, format!("the file starts with {magic:02x?}, not the GGUF magic \"GGUF\"")).at(0).field("magic"),
-        ));
+        )));
     }
     let raw = c.array::<4>("version")?;
     let le = u32::from_le_bytes(raw);
@@ -798,11 +839,11 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()>
     } else if SUPPORTED_VERSIONS.contains(&be) {
         (be, Endian::Big)
     } else {
-        return Err(Stop::Fail(
+        return Err(Stop::Fail(Box::new(
             Finding::error(Code::UnsupportedVersion, format!("GGUF version {le} (read little-endian; {be} big-endian) is not 1, 2 or 3"))
                 .at(4)
                 .field("version"),
-        ));
+        )));
     };
     c.big = endian == Endian::Big;
     c.v1 = version == 1;
@@ -855,11 +896,11 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()>
         let type_at = c.pos;
         let type_id = c.u32(&key)?;
         let Some(t) = ValueType::from_id(type_id) else {
-            return Err(Stop::Fail(
+            return Err(Stop::Fail(Box::new(
                 Finding::error(Code::UnknownValueType, format!("{key} has value type id {type_id}; valid ids are 0 to 12"))
                     .at(type_at)
                     .field(key.as_str()),
-            ));
+            )));
         };
         let v = value(c, t, 0, &key, notes, &mut g.findings)?;
         if key == "general.architecture" {
@@ -951,7 +992,7 @@ fn tensor_info(c: &mut Cursor<'_>, names: &mut HashSet<String>, findings: &mut V
     let dim_size: u64 = if c.v1 { 4 } else { 8 };
     c.claim(u64::from(n_dims).checked_mul(dim_size), || format!("tensor {name:?} claims {n_dims} dims"), dims_at, "n_dims")?;
     if n_dims > MAX_DIMS_READ {
-        return Err(Stop::Fail(err(Code::TooManyDims, format!("{n_dims} dims is past any sane limit ({MAX_DIMS_READ}); the tensor infos cannot be read further")).at(dims_at)));
+        return Err(Stop::Fail(Box::new(err(Code::TooManyDims, format!("{n_dims} dims is past any sane limit ({MAX_DIMS_READ}); the tensor infos cannot be read further")).at(dims_at))));
     }
     let mut dims = Vec::with_capacity(n_dims as usize);
     for _ in 0..n_dims {
@@ -1335,7 +1376,13 @@ fn token_strings(prefix: &[u8], v1: bool, big: bool, at: u64, len: u64, ids: &[u
         hint: 0,
     };
     for i in 0..len.min(max.saturating_add(1)) {
-        let Ok(s) = c.string("token") else { break };
+        let s = match quick_str(prefix, c.pos, v1, big) {
+            Some((s, end)) => {
+                c.pos = end;
+                s
+            }
+            None => break,
+        };
         if ids.contains(&i) {
             out.insert(i, String::from_utf8_lossy(s).into_owned());
         }
