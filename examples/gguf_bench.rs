@@ -40,16 +40,21 @@ fn main() {
     let mut have = 8u64;
     let mut rounds = 0;
     let mut parse_ms = Vec::new();
+    let mut resume = gguf::Resume::default();
     loop {
         rounds += 1;
         let t = Instant::now();
-        let step = gguf::parse(&data[..have as usize], len);
+        let step = gguf::parse_resumable(&data[..have as usize], len, &mut resume);
         parse_ms.push(t.elapsed().as_secs_f64() * 1e3);
         match step {
             Step::Need(n) => have = gguf_read_hint(have, n).min(len),
             Step::Done(_) => break,
         }
     }
+    let t = Instant::now();
+    let _ = gguf::parse(&data, len);
+    let one_ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("one parse of the whole header: {one_ms:.1} ms");
     println!(
         "inspect first {first_ms:.1} ms, best {inspect_ms:.1} ms, bytes_read {}, data_start {:?}, rounds {rounds}, parse ms per round {:?}",
         ins.report.bytes_read,

@@ -787,6 +787,35 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
 /// Parses the header from `prefix` (the first bytes of a file of `file_len` bytes). Never
 /// reads tensor data; asks for more prefix until the tensor infos end.
 pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
+    parse_resumable(prefix, file_len, &mut Resume::default())
+}
+
+/// Where a parse of a shorter prefix stopped: the metadata entries read whole so far. The
+/// driver keeps one per file and passes it to every round, so a 10 MB tokenizer read in
+/// 1 MiB steps is walked about twice instead of once per step. Only valid for growing
+/// prefixes of one file (checked: file length and header end must match).
+#[derive(Default)]
+pub struct Resume {
+    kv: Option<KvCheckpoint>,
+}
+
+struct KvCheckpoint {
+    file_len: u64,
+    header_end: u64,
+    /// Offset of the first entry not yet read, and its index.
+    pos: u64,
+    next: u64,
+    hint: u64,
+    kvs: Vec<Kv>,
+    findings: Vec<Finding>,
+    seen: HashSet<String>,
+    arch: Option<String>,
+    notes: Notes,
+}
+
+/// [`parse`], continuing from `resume` when a shorter prefix of the same file was parsed.
+/// The result is the same as `parse(prefix, file_len)`.
+pub fn parse_resumable(prefix: &[u8], file_len: u64, resume: &mut Resume) -> Step<GgufFile> {
     let mut g = GgufFile {
         file_size: file_len,
         header: Header {
@@ -809,7 +838,7 @@ pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
         v1: false,
         hint: 0,
     };
-    match read_header(&mut c, &mut g, &mut notes) {
+    match read_header(&mut c, &mut g, &mut notes, resume) {
         Ok(()) => {}
         Err(Stop::Need(n)) => {
             if n > prefix.len() as u64 && n <= file_len {
@@ -824,7 +853,7 @@ pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
     Step::Done(g)
 }
 
-fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()> {
+fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes, resume: &mut Resume) -> R<()> {
     let magic = c.take(4, "magic")?;
     if magic != MAGIC.as_slice() {
         return Err(Stop::Fail(Box::new(
@@ -873,46 +902,46 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()>
 
     let mut seen: HashSet<String> = HashSet::new();
     let mut arch: Option<String> = None;
-    for i in 0..n_kv {
+    let mut first = 0;
+    let header_end = c.pos;
+    if let Some(cp) = resume.kv.take() {
+        // A shorter prefix of the same file got this far: continue from there.
+        if cp.file_len == c.file_len && cp.header_end == header_end && cp.pos <= c.buf.len() as u64 {
+            c.pos = cp.pos;
+            c.hint = c.hint.max(cp.hint);
+            g.kvs = cp.kvs;
+            g.findings = cp.findings;
+            seen = cp.seen;
+            arch = cp.arch;
+            *notes = cp.notes;
+            first = cp.next;
+        }
+    }
+    for i in first..n_kv {
         let kv_at = c.pos;
-        let key_bytes = c.string("key")?;
-        let key = match std::str::from_utf8(key_bytes) {
-            Ok(k) => k.to_string(),
-            Err(_) => {
-                let k = String::from_utf8_lossy(key_bytes).into_owned();
-                g.findings.push(Finding::error(Code::InvalidUtf8, format!("metadata key {k:?} is not valid UTF-8")).at(kv_at).field("key"));
-                k
+        let hint_at = c.hint;
+        let n_findings = g.findings.len();
+        match read_kv(c, i, g, notes, &mut seen, &mut arch) {
+            Ok(()) => {}
+            Err(Stop::Need(n)) => {
+                // Keep everything up to the last whole entry for the next, longer prefix.
+                g.findings.truncate(n_findings);
+                resume.kv = Some(KvCheckpoint {
+                    file_len: c.file_len,
+                    header_end,
+                    pos: kv_at,
+                    next: i,
+                    hint: hint_at,
+                    kvs: std::mem::take(&mut g.kvs),
+                    findings: std::mem::take(&mut g.findings),
+                    seen: std::mem::take(&mut seen),
+                    arch: arch.take(),
+                    notes: std::mem::take(notes),
+                });
+                return Err(Stop::Need(n));
             }
-        };
-        if key.is_empty() {
-            g.findings.push(Finding::error(Code::EmptyKey, format!("metadata entry {i} has an empty key")).at(kv_at).field("key"));
-        } else if !seen.insert(key.clone()) {
-            g.findings.push(
-                Finding::error(Code::DuplicateMetadataKey, format!("the metadata key {key:?} appears more than once; llama.cpp refuses the file"))
-                    .at(kv_at)
-                    .field(key.as_str()),
-            );
+            Err(e) => return Err(e),
         }
-        let type_at = c.pos;
-        let type_id = c.u32(&key)?;
-        let Some(t) = ValueType::from_id(type_id) else {
-            return Err(Stop::Fail(Box::new(
-                Finding::error(Code::UnknownValueType, format!("{key} has value type id {type_id}; valid ids are 0 to 12"))
-                    .at(type_at)
-                    .field(key.as_str()),
-            )));
-        };
-        let v = value(c, t, 0, &key, notes, &mut g.findings)?;
-        if key == "general.architecture" {
-            arch = v.as_str().map(str::to_string);
-        }
-        g.kvs.push(Kv {
-            key,
-            value: v,
-            offset: kv_at,
-            bytes: c.pos.saturating_sub(kv_at),
-            group: KvGroup::Other,
-        });
         let left = n_kv.saturating_sub(i).saturating_sub(1);
         c.hint = c.hint.max(c.pos.saturating_add(left.saturating_mul(min_kv)).saturating_add(ti_min));
     }
@@ -931,6 +960,50 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes) -> R<()>
     }
     g.header.tensor_infos_end = Some(c.pos);
     g.header.data_start = align_up(c.pos, g.header.alignment);
+    Ok(())
+}
+
+/// One metadata entry: key, type, value. Key checks come after the value so that an entry
+/// cut short by the prefix leaves no trace (see `Resume`).
+fn read_kv(c: &mut Cursor<'_>, i: u64, g: &mut GgufFile, notes: &mut Notes, seen: &mut HashSet<String>, arch: &mut Option<String>) -> R<()> {
+    let kv_at = c.pos;
+    let key_bytes = c.string("key")?;
+    let key_utf8 = std::str::from_utf8(key_bytes).is_ok();
+    let key = String::from_utf8_lossy(key_bytes).into_owned();
+    let type_at = c.pos;
+    let type_id = c.u32(&key)?;
+    let Some(t) = ValueType::from_id(type_id) else {
+        return Err(Stop::Fail(Box::new(
+            Finding::error(Code::UnknownValueType, format!("{key} has value type id {type_id}; valid ids are 0 to 12"))
+                .at(type_at)
+                .field(key.as_str()),
+        )));
+    };
+    let mut value_findings = Vec::new();
+    let v = value(c, t, 0, &key, notes, &mut value_findings)?;
+    if !key_utf8 {
+        g.findings.push(Finding::error(Code::InvalidUtf8, format!("metadata key {key:?} is not valid UTF-8")).at(kv_at).field("key"));
+    }
+    if key.is_empty() {
+        g.findings.push(Finding::error(Code::EmptyKey, format!("metadata entry {i} has an empty key")).at(kv_at).field("key"));
+    } else if !seen.insert(key.clone()) {
+        g.findings.push(
+            Finding::error(Code::DuplicateMetadataKey, format!("the metadata key {key:?} appears more than once; llama.cpp refuses the file"))
+                .at(kv_at)
+                .field(key.as_str()),
+        );
+    }
+    g.findings.extend(value_findings);
+    if key == "general.architecture" {
+        *arch = v.as_str().map(str::to_string);
+    }
+    g.kvs.push(Kv {
+        key,
+        value: v,
+        offset: kv_at,
+        bytes: c.pos.saturating_sub(kv_at),
+        group: KvGroup::Other,
+    });
     Ok(())
 }
 

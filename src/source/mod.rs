@@ -205,7 +205,12 @@ pub async fn inspect<S: ByteSource>(src: &S, name: &str) -> Inspection {
                 Err(e) => failed(name, len, format, &prefix, e),
             }
         }
-        Format::Gguf => match drive(&mut prefix, gguf::parse, gguf_read_hint).await {
+        Format::Gguf => {
+            // One resume point across rounds: each round continues after the last whole
+            // metadata entry instead of starting over.
+            let resume = std::cell::RefCell::new(gguf::Resume::default());
+            let parse = |p: &[u8], l: u64| gguf::parse_resumable(p, l, &mut resume.borrow_mut());
+            match drive(&mut prefix, parse, gguf_read_hint).await {
             Ok(g) => {
                 let report = g.clone().into_report(name, len, prefix.bytes_read());
                 Inspection {
@@ -214,7 +219,8 @@ pub async fn inspect<S: ByteSource>(src: &S, name: &str) -> Inspection {
                 }
             }
             Err(e) => failed(name, len, format, &prefix, e),
-        },
+            }
+        }
         _ => {
             let mut r = FileReport::new(name, len, Format::Unknown);
             r.bytes_read = prefix.bytes_read();

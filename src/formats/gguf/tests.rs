@@ -269,14 +269,27 @@ fn long_arrays_keep_a_head_and_summaries() {
 /// Every prefix either finishes with the same result or asks for more, within the file.
 #[test]
 fn growing_prefix_converges() {
-    let b = sample(3, false).kv("tokenizer.ggml.tokens", arr(ValueType::String, (0..300).map(|i| Value::String(format!("t{i}"))).collect()));
+    let b = sample(3, false)
+        .kv("tokenizer.ggml.tokens", arr(ValueType::String, (0..300).map(|i| Value::String(format!("t{i}"))).collect()))
+        .kv("t.u8", Value::U8(3))
+        .kv("bad", arr(ValueType::Bool, vec![Value::Bool(0), Value::Bool(9), Value::Bool(1)]))
+        .kv("n", arr(ValueType::Array, vec![arr(ValueType::U8, vec![Value::U8(1)])]));
     let bytes = b.build();
     let full = done(&bytes);
+    assert_eq!(codes(&full), vec![Code::DuplicateMetadataKey, Code::InvalidBool, Code::NestedArray]);
     let len = bytes.len() as u64;
     for k in 0..bytes.len() {
         match parse(&bytes[..k], len) {
             Step::Need(n) => assert!(n > k as u64 && n <= len, "prefix {k} asked for {n}"),
             Step::Done(g) => assert_eq!(g, full, "prefix {k}"),
+        }
+    }
+    // The same with one resume point carried across growing prefixes.
+    let mut resume = Resume::default();
+    for k in 0..=bytes.len() {
+        match parse_resumable(&bytes[..k], len, &mut resume) {
+            Step::Need(n) => assert!(n > k as u64 && n <= len, "prefix {k} asked for {n}"),
+            Step::Done(g) => assert_eq!(g, full, "resumed at prefix {k}"),
         }
     }
     // The driver's loop: few rounds thanks to the lower-bound hint.
