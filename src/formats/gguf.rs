@@ -627,8 +627,20 @@ fn quick_str(buf: &[u8], pos: u64, v1: bool, big: bool) -> Option<(&[u8], u64)> 
 }
 
 /// What the KV reader remembers for the summaries.
+/// A top-level string array cut short by the prefix: where its walk stopped.
+struct ArrayResume {
+    /// Offset of the array's first element (identifies the array).
+    data_at: u64,
+    next: u64,
+    pos: u64,
+    head: Vec<Value>,
+    bad_utf8: Option<Finding>,
+}
+
 #[derive(Default)]
 struct Notes {
+    /// Set when a parse stopped inside a long string array; travels in `Resume`.
+    array_resume: Option<ArrayResume>,
     /// tokenizer.ggml.tokens: absolute offset of the first element and the count.
     tokens_at: Option<(u64, u64)>,
     token_types: BTreeMap<i64, u64>,
@@ -728,8 +740,21 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
         if key == "tokenizer.ggml.tokens" && depth == 0 {
             notes.tokens_at = Some((c.pos, len));
         }
-        let mut bad_utf8 = false;
-        for i in 0..len {
+        let data_at = c.pos;
+        let mut bad_utf8: Option<Finding> = None;
+        let mut first = 0;
+        if depth == 0 {
+            // Continue a long string array where a shorter prefix stopped (see `Resume`).
+            if let Some(ar) = notes.array_resume.take() {
+                if ar.data_at == data_at && ar.pos <= c.buf.len() as u64 && ar.next <= len {
+                    first = ar.next;
+                    c.pos = ar.pos;
+                    head = ar.head;
+                    bad_utf8 = ar.bad_utf8;
+                }
+            }
+        }
+        for i in first..len {
             let at = c.pos;
             let quick = quick_str(c.buf, at, c.v1, c.big);
             let s = match quick {
@@ -743,6 +768,15 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
                 Ok(s) => s,
                 // Refresh the lower bound: the elements left take at least `min` each.
                 Err(Stop::Need(n)) => {
+                    if depth == 0 {
+                        notes.array_resume = Some(ArrayResume {
+                            data_at,
+                            next: i,
+                            pos: at,
+                            head: std::mem::take(&mut head),
+                            bad_utf8: bad_utf8.take(),
+                        });
+                    }
                     let left = len.saturating_sub(i).saturating_mul(min);
                     let bound = at.saturating_add(left).saturating_add(tail).min(c.file_len);
                     return Err(Stop::Need(n.max(bound)));
@@ -750,14 +784,14 @@ fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, notes: &mut 
                 Err(e) => return Err(e),
             };
             let text = std::str::from_utf8(s);
-            if text.is_err() && !bad_utf8 {
-                bad_utf8 = true;
-                findings.push(Finding::warning(Code::InvalidUtf8, format!("element {i} of {key} is not valid UTF-8")).at(at).field(key));
+            if text.is_err() && bad_utf8.is_none() {
+                bad_utf8 = Some(Finding::warning(Code::InvalidUtf8, format!("element {i} of {key} is not valid UTF-8")).at(at).field(key));
             }
             if (i as usize) < keep {
                 head.push(Value::String(text.map_or_else(|_| String::from_utf8_lossy(s).into_owned(), str::to_string)));
             }
         }
+        findings.extend(bad_utf8);
     } else {
         // Nested arrays.
         if depth == 0 {
