@@ -110,7 +110,7 @@ impl GgmlType {
     /// Bytes of a row of `ne0` elements, `None` when `ne0` is not a whole number of
     /// blocks or the size overflows.
     pub fn row_bytes(self, ne0: u64) -> Option<u64> {
-        if self.block_size == 0 || ne0 % self.block_size != 0 {
+        if self.block_size == 0 || !ne0.is_multiple_of(self.block_size) {
             return None;
         }
         (ne0 / self.block_size).checked_mul(self.type_size)

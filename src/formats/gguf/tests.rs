@@ -619,3 +619,30 @@ proptest! {
         prop_assert!(g.layout.adds_up);
     }
 }
+
+#[test]
+fn array_elements_on_demand() {
+    let tokens: Vec<Value> = (0..500).map(|i| Value::String(format!("tok{i}"))).collect();
+    let nums: Vec<Value> = (0..500).map(Value::I32).collect();
+    for (version, big) in [(3, false), (1, true)] {
+        let mut b = Builder::new();
+        b.version = version;
+        b.big = big;
+        let b = b
+            .kv("general.architecture", Value::String("llama".into()))
+            .kv("tokenizer.ggml.tokens", arr(ValueType::String, tokens.clone()))
+            .kv("nums", arr(ValueType::I32, nums.clone()));
+        let bytes = b.build();
+        let g = done(&bytes);
+        for (i, want) in [(1usize, &tokens), (2, &nums)] {
+            let kv = &g.kvs[i];
+            let entry = &bytes[kv.offset as usize..(kv.offset + kv.bytes) as usize];
+            let got = array_elements(entry, kv, &g.header, 100, 5).unwrap();
+            assert_eq!(got, want[100..105].to_vec());
+            let tail = array_elements(entry, kv, &g.header, 498, 10).unwrap();
+            assert_eq!(tail, want[498..].to_vec());
+            assert_eq!(array_elements(&entry[..entry.len() - 1], kv, &g.header, 499, 1), None);
+        }
+        assert_eq!(array_elements(&bytes, &g.kvs[0], &g.header, 0, 1), None, "not an array");
+    }
+}
