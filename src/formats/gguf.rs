@@ -1234,9 +1234,14 @@ impl GgufFile {
         self.findings.extend(out);
     }
 
+    /// `{arch}.{suffix}` as an integer; a per-layer array (some architectures store head
+    /// counts per layer) gives its largest value when the array was kept whole.
     fn arch_u64(&self, suffix: &str) -> Option<u64> {
         let arch = self.architecture()?;
-        self.kv(&format!("{arch}.{suffix}")).and_then(Value::as_u64)
+        match self.kv(&format!("{arch}.{suffix}"))? {
+            Value::Array(a) if a.head.len() as u64 == a.len => a.head.iter().filter_map(Value::as_u64).max(),
+            v => v.as_u64(),
+        }
     }
 
     fn arch_f64(&self, suffix: &str) -> Option<f64> {

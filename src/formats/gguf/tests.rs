@@ -215,11 +215,15 @@ fn every_value_type_every_version_and_byte_order() {
 
 #[test]
 fn report_fields() {
-    let b = sample(3, false).kv("general.file_type", Value::U32(15)).kv("llama.context_length", Value::U32(4096));
+    let b = sample(3, false)
+        .kv("general.file_type", Value::U32(15))
+        .kv("llama.context_length", Value::U32(4096))
+        .kv("llama.attention.head_count", arr(ValueType::I32, vec![Value::I32(4), Value::I32(12), Value::I32(8)]));
     let bytes = b.build();
     let g = done(&bytes);
     assert_eq!(g.card.file_type_name.as_deref(), Some("MOSTLY_Q4_K_M"));
     assert_eq!(g.card.context_length, Some(4096));
+    assert_eq!(g.card.head_count, Some(12), "per-layer head counts: the largest");
     assert_eq!(g.card.parameter_count, 640 + 64 + 512);
     let r = g.into_report("x.gguf", bytes.len() as u64, 100);
     assert!(r.ok);
