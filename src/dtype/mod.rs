@@ -1,5 +1,7 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
 
+pub mod ggml;
+
 /// A safetensors dtype, as named in the header. Sizes are in bits so that the sub-byte
 /// types (F4, F6_*) are exact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

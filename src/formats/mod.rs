@@ -3,6 +3,8 @@
 //! async driver in `source` fetches that many bytes and calls it again.
 
 pub mod checkpoint;
+pub mod gguf;
+pub mod gguf_split;
 pub mod safetensors;
 
 use crate::report::Format;

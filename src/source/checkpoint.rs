@@ -2,7 +2,8 @@
 //! inspects model files header-only, reads the small JSON companions whole, and merges
 //! the result (`formats::checkpoint::build_model`). Shared by the CLI and the page.
 
-use super::{inspect, ByteSource};
+use super::{inspect, ByteSource, Parsed};
+use crate::formats;
 use crate::formats::checkpoint::{self, Kind, ModelReport};
 use crate::report::{FileReport, Format};
 
@@ -20,6 +21,8 @@ pub struct Skipped {
 pub struct SetInspection {
     /// Model files (safetensors, GGUF, and unrecognised files when asked), in input order.
     pub files: Vec<FileReport>,
+    /// The parsed form of each entry of `files` (same order), for detailed views.
+    pub parsed: Vec<Parsed>,
     /// Companion JSON files read whole: (name, bytes).
     pub companions: Vec<(String, Vec<u8>)>,
     /// The merged model, when the inputs form a checkpoint ([`checkpoint::wants_model`]).
@@ -35,6 +38,7 @@ pub struct SetInspection {
 pub async fn inspect_set<S: ByteSource>(inputs: &[(String, S)], inspect_unknown: bool) -> SetInspection {
     let mut out = SetInspection {
         files: Vec::new(),
+        parsed: Vec::new(),
         companions: Vec::new(),
         model: None,
         skipped: Vec::new(),
@@ -43,6 +47,16 @@ pub async fn inspect_set<S: ByteSource>(inputs: &[(String, S)], inspect_unknown:
     let mut recognised = 0usize;
     for (name, src) in inputs {
         let len = src.len();
+        // A file named as a model file goes straight to `inspect`, which sniffs its first
+        // bytes itself: no separate classification read (a lone safetensors file is read
+        // exactly 8 + N bytes).
+        if formats::format_from_name(name) != Format::Unknown {
+            let inspection = inspect(src, name).await;
+            out.bytes_read = out.bytes_read.saturating_add(inspection.report.bytes_read);
+            out.files.push(inspection.report);
+            out.parsed.push(inspection.parsed);
+            continue;
+        }
         let head_len = len.min(checkpoint::CLASSIFY_LEN);
         let head = match src.read_at(0, head_len).await {
             Ok(h) => h,
@@ -103,6 +117,7 @@ pub async fn inspect_set<S: ByteSource>(inputs: &[(String, S)], inspect_unknown:
         let inspection = inspect(src, name).await;
         out.bytes_read = out.bytes_read.saturating_add(inspection.report.bytes_read);
         out.files.push(inspection.report);
+        out.parsed.push(inspection.parsed);
     }
     let safetensors = out.files.iter().filter(|f| f.format == Format::Safetensors).count();
     if checkpoint::wants_model(safetensors, recognised) {

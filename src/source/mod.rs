@@ -13,7 +13,7 @@ pub mod checkpoint;
 pub mod file;
 
 use crate::error::{Code, Finding, SourceError};
-use crate::formats::{self, safetensors, Step};
+use crate::formats::{self, gguf, safetensors, Step};
 use crate::report::{FileReport, Format};
 
 /// Something with a length that can be read at any offset. Offsets and lengths are u64
@@ -106,6 +106,18 @@ impl<'a, S: ByteSource> Prefix<'a, S> {
     }
 }
 
+/// GGUF headers are read in ranges of this granularity: the first read is this long, and
+/// each later one extends the prefix to what the parser still needs, rounded up to it. A
+/// 1 MiB step keeps a 10 MB tokenizer to ~10 reads while overshooting the data start by
+/// less than 1 MiB (the report's `bytes_read` stays within data_start + this).
+pub const GGUF_READ_GRANULARITY: u64 = 1 << 20;
+
+/// The GGUF read plan: `need` rounded up to the granularity (at least one granule).
+pub fn gguf_read_hint(_have: u64, need: u64) -> u64 {
+    let g = GGUF_READ_GRANULARITY;
+    need.max(1).div_ceil(g).saturating_mul(g)
+}
+
 /// Upper bound on parse rounds, so a parser that keeps asking can never loop forever.
 pub const MAX_PARSE_ROUNDS: usize = 10_000;
 
@@ -166,6 +178,7 @@ pub struct Inspection {
 #[derive(Clone, Debug)]
 pub enum Parsed {
     Safetensors(safetensors::Header),
+    Gguf(Box<gguf::GgufFile>),
     None,
 }
 
@@ -193,6 +206,22 @@ pub async fn inspect<S: ByteSource>(src: &S, name: &str) -> Inspection {
                     }
                 }
                 Err(e) => failed(name, len, format, &prefix, e),
+            }
+        }
+        Format::Gguf => {
+            // One resume point across rounds: each round continues after the last whole
+            // metadata entry instead of starting over.
+            let resume = std::cell::RefCell::new(gguf::Resume::default());
+            let parse = |p: &[u8], l: u64| gguf::parse_resumable(p, l, &mut resume.borrow_mut());
+            match drive(&mut prefix, parse, gguf_read_hint).await {
+            Ok(g) => {
+                let report = g.clone().into_report(name, len, prefix.bytes_read());
+                Inspection {
+                    report,
+                    parsed: Parsed::Gguf(Box::new(g)),
+                }
+            }
+            Err(e) => failed(name, len, format, &prefix, e),
             }
         }
         _ => {
