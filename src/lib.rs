@@ -11,6 +11,7 @@ pub mod formats;
 pub mod report;
 pub mod source;
 pub mod stats;
+pub mod values;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

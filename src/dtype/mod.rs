@@ -1,4 +1,8 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
+//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types.
+
+pub mod decode;
+pub mod quant;
 
 /// A safetensors dtype, as named in the header. Sizes are in bits so that the sub-byte
 /// types (F4, F6_*) are exact.

@@ -8,6 +8,9 @@
 pub mod blob;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
+pub mod scan;
+
+pub use scan::{scan_tensor, SCAN_CHUNK_BYTES};
 
 use crate::error::{Code, Finding, SourceError};
 use crate::formats::{self, safetensors, Step};
