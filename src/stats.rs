@@ -261,6 +261,18 @@ impl PreviewCollector {
     }
 }
 
+/// Neumaier's compensated addition: `sum + comp` carries the rounding error of `sum`.
+#[inline(always)]
+fn neumaier(sum: &mut f64, comp: &mut f64, x: f64) {
+    let t = *sum + x;
+    let big = sum.abs() >= x.abs();
+    let err = if big { (*sum - t) + x } else { (x - t) + *sum };
+    // Inf - Inf would turn the compensation into NaN; values are finite here, but a sum can
+    // still overflow: keep the compensation finite.
+    *comp += if err.is_finite() { err } else { 0.0 };
+    *sum = t;
+}
+
 /// The streaming accumulator. Feed raw bytes with [`raw`](Self::raw) and their decoded
 /// values with [`push`](Self::push) (or [`push_weighted`](Self::push_weighted)), then
 /// [`finish`](Self::finish).
@@ -344,15 +356,18 @@ impl StatsAccumulator {
         // Pass 1: sum, min, max, zeros, subnormals over finite values; count non-finite.
         let mn = self.min_normal;
         let (mut n, mut nonfinite, mut zeros, mut subs) = (0u64, 0u64, 0u64, 0u64);
+        // Neumaier-compensated sums (two per lane): a ±1e150 next to small values must not
+        // swallow them.
         let mut sum = [0.0f64; 4];
+        let mut comp = [0.0f64; 4];
         let mut lo = [f64::INFINITY; 4];
         let mut hi = [f64::NEG_INFINITY; 4];
         let mut quads = values.chunks_exact(4);
         for q in &mut quads {
-            for (&v, (s, (l, h))) in q.iter().zip(sum.iter_mut().zip(lo.iter_mut().zip(hi.iter_mut()))) {
+            for ((&v, (s, k)), (l, h)) in q.iter().zip(sum.iter_mut().zip(comp.iter_mut())).zip(lo.iter_mut().zip(hi.iter_mut())) {
                 let fin = v.is_finite();
                 let x = if fin { v } else { 0.0 };
-                *s += x;
+                neumaier(s, k, x);
                 *l = if fin && v < *l { v } else { *l };
                 *h = if fin && v > *h { v } else { *h };
                 let a = x.abs();
@@ -364,7 +379,7 @@ impl StatsAccumulator {
         for &v in quads.remainder() {
             let fin = v.is_finite();
             let x = if fin { v } else { 0.0 };
-            sum[0] += x;
+            neumaier(&mut sum[0], &mut comp[0], x);
             if fin {
                 lo[0] = lo[0].min(v);
                 hi[0] = hi[0].max(v);
@@ -395,7 +410,12 @@ impl StatsAccumulator {
         let bmax = hi.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         self.min = self.min.min(bmin);
         self.max = self.max.max(bmax);
-        let bmean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / n as f64;
+        let (mut total, mut c) = (0.0, 0.0);
+        for (s, k) in sum.iter().zip(&comp) {
+            neumaier(&mut total, &mut c, *s);
+            neumaier(&mut total, &mut c, *k);
+        }
+        let bmean = (total + c) / n as f64;
 
         // Pass 2: histogram and squared deviations from the batch mean.
         if !self.hist.is_started() {
@@ -426,7 +446,7 @@ impl StatsAccumulator {
     /// they do not feed the preview (use [`preview_values`](Self::preview_values)).
     pub fn push_weighted(&mut self, values: &[(f64, u64)]) {
         let mut n = 0u64;
-        let mut sum = 0.0f64;
+        let (mut sum, mut comp) = (0.0f64, 0.0f64);
         let mut bmin = f64::INFINITY;
         let mut bmax = f64::NEG_INFINITY;
         for &(v, w) in values {
@@ -442,7 +462,7 @@ impl StatsAccumulator {
                 self.neg_inf += w;
             } else {
                 n += w;
-                sum += v * w as f64;
+                neumaier(&mut sum, &mut comp, v * w as f64);
                 bmin = bmin.min(v);
                 bmax = bmax.max(v);
                 let a = v.abs();
@@ -458,7 +478,7 @@ impl StatsAccumulator {
         }
         self.min = self.min.min(bmin);
         self.max = self.max.max(bmax);
-        let bmean = sum / n as f64;
+        let bmean = (sum + comp) / n as f64;
         if !self.hist.is_started() {
             self.hist.start(bmin, bmax);
         }

@@ -196,6 +196,7 @@ impl TensorScanner {
                     let mut head: Vec<u8> = Vec::new();
                     if let (Some(c), Some(b)) = (*carry, bytes.first()) {
                         head.extend([c, *b]);
+                        self.scratch.clear();
                         self.codec.decode(&head, &mut self.scratch);
                         self.acc.preview_values(first * self.codec.unit_values() as u64, &self.scratch);
                         first += 1;
@@ -203,6 +204,7 @@ impl TensorScanner {
                     let rest = bytes.get(skip..).unwrap_or(&[]);
                     let take = (want_units * unit).min(rest.len() / unit * unit);
                     if let Some(p) = rest.get(..take) {
+                        self.scratch.clear();
                         self.codec.decode(p, &mut self.scratch);
                         self.acc.preview_values(first * self.codec.unit_values() as u64, &self.scratch);
                     }
@@ -246,7 +248,11 @@ impl TensorScanner {
 
     /// The stats, once every byte was fed. A byte count different from the planned one,
     /// or a partial element left over, is an error (the source returned the wrong bytes).
-    pub fn finish(self) -> Result<Stats, ScanError> {
+    pub fn finish(mut self) -> Result<Stats, ScanError> {
+        if let Mode::Decode(d) = &mut self.mode {
+            let acc = &mut self.acc;
+            d.finish(|v| acc.push(v));
+        }
         let leftover = match &self.mode {
             Mode::Decode(d) => d.leftover(),
             Mode::Codes { carry, .. } => usize::from(carry.is_some()),

@@ -269,9 +269,8 @@ impl Codec {
         }
     }
 
-    /// Decodes `bytes` (a whole number of units) into `out` (cleared first).
+    /// Decodes `bytes` (a whole number of units), appending to `out`.
     pub fn decode(&self, bytes: &[u8], out: &mut Vec<f64>) {
-        out.clear();
         match self {
             Codec::Bool => out.extend(bytes.iter().map(|&b| f64::from(u8::from(b != 0)))),
             Codec::U8 => out.extend(bytes.iter().map(|&b| f64::from(b))),
@@ -350,29 +349,54 @@ impl ValueDecoder {
         &self.codec
     }
 
-    /// Decodes every whole unit now available.
+    /// Decodes every whole unit now available. `sink` receives full batches of exactly
+    /// [`batch_values`](Self::batch_values) values, so the batches (and any statistic
+    /// computed batch by batch) do not depend on how the bytes were chunked; call
+    /// [`finish`](Self::finish) for the last, partial batch.
     pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&[f64])) {
         let unit = self.codec.unit_bytes();
+        let per_unit = self.codec.unit_values();
+        let batch = self.units_per_batch * per_unit;
         if !self.carry.is_empty() {
             let take = (unit - self.carry.len()).min(bytes.len());
             let (head, rest) = bytes.split_at(take);
             self.carry.extend_from_slice(head);
             bytes = rest;
-            if self.carry.len() == unit {
-                self.codec.decode(&self.carry, &mut self.buf);
-                sink(&self.buf);
-                self.carry.clear();
-            } else {
+            if self.carry.len() < unit {
                 return;
             }
+            self.codec.decode(&self.carry, &mut self.buf);
+            self.carry.clear();
+            if self.buf.len() >= batch {
+                sink(&self.buf);
+                self.buf.clear();
+            }
         }
-        let whole = bytes.len() / unit * unit;
-        let (body, tail) = bytes.split_at(whole);
-        for batch in body.chunks(self.units_per_batch * unit) {
-            self.codec.decode(batch, &mut self.buf);
+        while bytes.len() >= unit {
+            let room_units = (batch - self.buf.len()) / per_unit;
+            let n = (bytes.len() / unit).min(room_units.max(1));
+            let (body, rest) = bytes.split_at(n * unit);
+            self.codec.decode(body, &mut self.buf);
+            bytes = rest;
+            if self.buf.len() >= batch {
+                sink(&self.buf);
+                self.buf.clear();
+            }
+        }
+        self.carry.extend_from_slice(bytes);
+    }
+
+    /// Hands out the last, partial batch.
+    pub fn finish(&mut self, mut sink: impl FnMut(&[f64])) {
+        if !self.buf.is_empty() {
             sink(&self.buf);
+            self.buf.clear();
         }
-        self.carry.extend_from_slice(tail);
+    }
+
+    /// Values per full batch.
+    pub fn batch_values(&self) -> usize {
+        self.units_per_batch * self.codec.unit_values()
     }
 
     /// Bytes of an unfinished unit left over (nonzero at the end means the tensor's byte
@@ -387,7 +411,7 @@ mod tests {
     use super::*;
 
     fn dec(c: &Codec, bytes: &[u8]) -> Vec<f64> {
-        let mut out = Vec::new();
+        let mut out = vec![];
         c.decode(bytes, &mut out);
         out
     }
@@ -463,12 +487,19 @@ mod tests {
             let mut whole = Vec::new();
             let mut d = ValueDecoder::new(codec.clone());
             d.feed(&bytes, |v| whole.extend_from_slice(v));
+            d.finish(|v| whole.extend_from_slice(v));
             for step in [1usize, 5, 7, 4096] {
                 let mut got = Vec::new();
                 let mut d = ValueDecoder::new(codec.clone());
+                let mut sizes = Vec::new();
                 for c in bytes.chunks(step) {
-                    d.feed(c, |v| got.extend_from_slice(v));
+                    d.feed(c, |v| {
+                        sizes.push(v.len());
+                        got.extend_from_slice(v)
+                    });
                 }
+                d.finish(|v| got.extend_from_slice(v));
+                assert!(sizes.iter().all(|&n| n == d.batch_values()));
                 assert_eq!(got.len(), whole.len());
                 assert!(got.iter().zip(&whole).all(|(a, b)| a.to_bits() == b.to_bits()));
                 assert_eq!(d.leftover(), 0);
