@@ -15,5 +15,7 @@ pub mod values;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli_values;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

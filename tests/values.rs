@@ -315,3 +315,32 @@ fn unsound_ranges_are_findings() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn cli_stats_json_fills_the_tensor_stats() {
+    let exe = env!("CARGO_BIN_EXE_tensorpeek");
+    let file = format!("{FIXTURES}/values_ml.safetensors");
+    let out = std::process::Command::new(exe)
+        .args(["stats", &file, "--tensor", "t_F8_E4M3", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tensors = v["files"][0]["tensors"].as_array().unwrap();
+    let t = tensors.iter().find(|t| t["name"] == "t_F8_E4M3").unwrap();
+    let exp = expected();
+    let e = exp["safetensors"].as_array().unwrap().iter().find(|e| e["name"] == "t_F8_E4M3").unwrap();
+    assert_eq!(t["stats"]["count"], e["count"]);
+    assert_eq!(t["stats"]["nan"], e["nan"]);
+    assert_eq!(t["stats"]["sha256"], e["sha256"]);
+    assert_eq!(t["stats"]["histogram"]["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), 512 - 3);
+    assert!(tensors.iter().filter(|t| t["name"] != "t_F8_E4M3").all(|t| t["stats"].is_null()));
+
+    let human = std::process::Command::new(exe).args(["stats", &file, "--tensor", "t_F4"]).output().unwrap();
+    assert_eq!(human.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("sha256") && text.contains("histogram") && text.contains("preview"), "{text}");
+
+    let missing = std::process::Command::new(exe).args(["stats", &file, "--tensor", "nope"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
