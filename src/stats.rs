@@ -140,6 +140,41 @@ impl AdaptiveHistogram {
         self.add_outside(v, weight);
     }
 
+    /// Adds every finite value of `values` once (non-finite ones are skipped). Counts go
+    /// to four interleaved local tables first, so that runs of equal bins do not serialize
+    /// on one counter.
+    pub fn add_batch(&mut self, values: &[f64]) {
+        /// Values per round of local counting: u32 local counters cannot overflow.
+        const ROUND: usize = 1 << 20;
+        let mut local = [[0u32; HISTOGRAM_BINS]; 4];
+        for round in values.chunks(ROUND) {
+            let (mut lo, mut inv) = (self.lo, self.inv_width);
+            for (i, &v) in round.iter().enumerate() {
+                let t = (v - lo) * inv;
+                // NaN and ±Inf fail this test (comparisons with NaN are false).
+                if t >= 0.0 && t < Self::bins_f() {
+                    if let Some(c) = local.get_mut(i & 3).and_then(|l| l.get_mut(t as usize)) {
+                        *c += 1;
+                    }
+                } else if v.is_finite() {
+                    self.flush(&mut local);
+                    self.add_outside(v, 1);
+                    (lo, inv) = (self.lo, self.inv_width);
+                }
+            }
+            self.flush(&mut local);
+        }
+    }
+
+    fn flush(&mut self, local: &mut [[u32; HISTOGRAM_BINS]; 4]) {
+        for l in local.iter_mut() {
+            for (c, x) in self.counts.iter_mut().zip(l.iter_mut()) {
+                *c += u64::from(*x);
+                *x = 0;
+            }
+        }
+    }
+
     #[cold]
     fn add_outside(&mut self, v: f64, weight: u64) {
         if !self.started {
@@ -421,25 +456,20 @@ impl StatsAccumulator {
         if !self.hist.is_started() {
             self.hist.start(bmin, bmax);
         }
-        let mut m2 = [0.0f64; 2];
-        let mut pairs = values.chunks_exact(2);
-        for p in &mut pairs {
-            for (&v, acc) in p.iter().zip(m2.iter_mut()) {
-                if v.is_finite() {
-                    let d = v - bmean;
-                    *acc += d * d;
-                    self.hist.add(v, 1);
-                }
+        let mut m2 = [0.0f64; 4];
+        let mut quads = values.chunks_exact(4);
+        for q in &mut quads {
+            for (&v, acc) in q.iter().zip(m2.iter_mut()) {
+                let d = if v.is_finite() { v - bmean } else { 0.0 };
+                *acc += d * d;
             }
         }
-        for &v in pairs.remainder() {
-            if v.is_finite() {
-                let d = v - bmean;
-                m2[0] += d * d;
-                self.hist.add(v, 1);
-            }
+        for &v in quads.remainder() {
+            let d = if v.is_finite() { v - bmean } else { 0.0 };
+            m2[0] += d * d;
         }
-        self.merge(n, bmean, m2[0] + m2[1]);
+        self.hist.add_batch(values);
+        self.merge(n, bmean, (m2[0] + m2[1]) + (m2[2] + m2[3]));
     }
 
     /// Values with multiplicities (e.g. from a table of code counts), not in element order:
