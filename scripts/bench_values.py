@@ -3,7 +3,9 @@
 BF16 tensor (128256 x 3072 = 788 MB), streamed in 8 MiB chunks from a 16 MiB in-memory
 buffer like the native bench: count, min, max, mean/std (f64, per-chunk two-pass merged
 with Chan's formula), NaN/±Inf/zero/subnormal counts, a 256-bin histogram and SHA-256 of
-the raw bytes. Needs numpy and ml_dtypes (numpy has no bfloat16)."""
+the raw bytes. Needs numpy and ml_dtypes (numpy has no bfloat16; the BF16 -> f32
+conversion itself is done by shifting the bits, the fastest numpy way). Pass "on" or
+"off" to run only the SHA-256 on/off variant."""
 
 import hashlib
 import sys
@@ -39,7 +41,8 @@ def run(sha):
             raw = buf[off : off + take]
             if h:
                 h.update(raw)
-            x = raw.view(ml_dtypes.bfloat16).astype(np.float64)
+            # BF16 -> f32 by shifting the bits (much faster than ml_dtypes' cast), then f64.
+            x = (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
             fin = np.isfinite(x)
             if not fin.all():
                 nan += int(np.isnan(x).sum())
@@ -59,8 +62,10 @@ def run(sha):
                 if edges is None:
                     edges = (bmin, bmax)
                     hist = np.zeros(256, dtype=np.int64)
-                c, _ = np.histogram(x, bins=256, range=edges)
-                hist += c
+                # Equal-width bins by direct index + bincount (faster than np.histogram).
+                scale = 256 / ((edges[1] - edges[0]) or 1.0)
+                idx = np.clip(((x - edges[0]) * scale).astype(np.int64), 0, 255)
+                hist += np.bincount(idx, minlength=256)
                 tot = n_tot + n
                 delta = bm - mean
                 mean += delta * n / tot
@@ -74,5 +79,7 @@ def run(sha):
 
 
 print(f"numpy {np.__version__}: BF16, {ELEMENTS} elements, {total} bytes, 8 MiB chunks")
+which = sys.argv[1] if len(sys.argv) > 1 else "both"
 for sha in (True, False):
-    run(sha)
+    if which == "both" or which == ("on" if sha else "off"):
+        run(sha)

@@ -50,6 +50,9 @@ enum Command {
         /// Treat --dtype as a ggml type.
         #[arg(long)]
         gguf: bool,
+        /// Which runs: with the SHA-256 ("on"), without ("off"), or "both".
+        #[arg(long, default_value = "both")]
+        sha: String,
     },
 }
 
@@ -68,7 +71,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect(&files, json),
         Command::Stats { file, tensor, json } => crate::cli_values::stats(&file, &tensor, json),
-        Command::BenchValues { elements, dtype, gguf } => crate::cli_values::bench(elements, &dtype, gguf),
+        Command::BenchValues { elements, dtype, gguf, sha } => crate::cli_values::bench(elements, &dtype, gguf, &sha),
     }
 }
 

@@ -194,7 +194,7 @@ fn xorshift(state: &mut u64) -> u64 {
 /// Bytes of the synthetic tensor kept in memory and fed repeatedly (16 MiB).
 pub const BENCH_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 
-pub fn bench(elements: u64, dtype: &str, gguf: bool) -> ExitCode {
+pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode {
     let format = if gguf { Format::Gguf } else { Format::Safetensors };
     let codec = match Codec::for_tensor(format, dtype) {
         Ok(c) => c,
@@ -233,7 +233,12 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool) -> ExitCode {
         human_bytes(SCAN_CHUNK_BYTES)
     );
     let shape = [elements / 3072.max(1), 3072];
-    for sha in [true, false] {
+    let runs: &[bool] = match sha_runs {
+        "on" => &[true],
+        "off" => &[false],
+        _ => &[true, false],
+    };
+    for &sha in runs {
         let t0 = Instant::now();
         let mut scanner = TensorScanner::new(codec.clone(), &shape, total, sha);
         let mut done = 0u64;

@@ -37,7 +37,8 @@ pub struct Stats {
     pub neg_inf: u64,
     pub zeros: u64,
     pub subnormals: u64,
-    /// SHA-256 of the tensor's raw stored bytes, lowercase hex.
+    /// SHA-256 of the tensor's raw stored bytes, lowercase hex (empty when the scan was
+    /// run without hashing).
     pub sha256: String,
     pub histogram: Option<Histogram>,
     /// The first rows × columns, when values were decoded.

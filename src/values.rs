@@ -190,7 +190,7 @@ impl TensorScanner {
                 // Preview: decode the first units directly (element order matters there).
                 if self.seen_units < self.preview_units {
                     let offset_in_unit = usize::from(carry.is_some());
-                    let want_units = (self.preview_units - self.seen_units) as usize;
+                    let want_units = usize::try_from(self.preview_units - self.seen_units).unwrap_or(usize::MAX);
                     let skip = if offset_in_unit == 1 { unit - 1 } else { 0 };
                     let mut first = self.seen_units;
                     let mut head: Vec<u8> = Vec::new();
@@ -202,7 +202,7 @@ impl TensorScanner {
                         first += 1;
                     }
                     let rest = bytes.get(skip..).unwrap_or(&[]);
-                    let take = (want_units * unit).min(rest.len() / unit * unit);
+                    let take = want_units.saturating_mul(unit).min(rest.len() / unit * unit);
                     if let Some(p) = rest.get(..take) {
                         self.scratch.clear();
                         self.codec.decode(p, &mut self.scratch);

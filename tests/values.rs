@@ -283,6 +283,11 @@ fn only_the_tensor_range_is_read() {
     let t = bf16_entry(20_002, vec![10_001], 1_001);
     let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &t, 4096, |_, _| true)).unwrap();
     assert_eq!(s.count, 10_001);
+    assert_eq!(s.sha256.len(), 64);
+    let no_hash =
+        pollster::block_on(tensorpeek::source::scan_tensor_opts(&src, Format::Safetensors, &t, 4096, false, |_, _| true)).unwrap();
+    assert_eq!(no_hash.sha256, "");
+    assert_eq!((no_hash.count, no_hash.zeros, no_hash.histogram.clone()), (s.count, s.zeros, s.histogram.clone()));
     assert_eq!(s.zeros, 10_001);
     assert_eq!((src.lo.get(), src.hi.get()), (1_001, 21_003));
 }

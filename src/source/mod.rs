@@ -10,7 +10,7 @@ pub mod blob;
 pub mod file;
 pub mod scan;
 
-pub use scan::{scan_tensor, SCAN_CHUNK_BYTES};
+pub use scan::{scan_tensor, scan_tensor_opts, SCAN_CHUNK_BYTES};
 
 use crate::error::{Code, Finding, SourceError};
 use crate::formats::{self, safetensors, Step};

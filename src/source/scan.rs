@@ -26,11 +26,25 @@ pub async fn scan_tensor<S: ByteSource>(
     format: Format,
     entry: &TensorEntry,
     chunk_len: u64,
+    on_progress: impl FnMut(u64, u64) -> bool,
+) -> Result<Stats, ScanError> {
+    scan_tensor_opts(src, format, entry, chunk_len, true, on_progress).await
+}
+
+/// [`scan_tensor`] with the SHA-256 optional: without it `Stats::sha256` is empty. In wasm
+/// there is no SHA instruction and a software SHA-256 runs at ~0.2 GB/s, well below the
+/// decoding and statistics; the page may scan without it and hash separately.
+pub async fn scan_tensor_opts<S: ByteSource>(
+    src: &S,
+    format: Format,
+    entry: &TensorEntry,
+    chunk_len: u64,
+    sha256: bool,
     mut on_progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Stats, ScanError> {
     let (codec, range) = plan(format, entry, src.len())?;
     let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len };
-    let mut scanner = TensorScanner::for_tensor(codec, &range, &entry.shape);
+    let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
     let total = range.len;
     if !on_progress(0, total) {
         return Err(ScanError::Cancelled { done: 0 });
