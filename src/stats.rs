@@ -391,40 +391,50 @@ impl StatsAccumulator {
 
         // Pass 1: sum, min, max, zeros, subnormals over finite values; count non-finite.
         let mn = self.min_normal;
-        let (mut n, mut nonfinite, mut zeros, mut subs) = (0u64, 0u64, 0u64, 0u64);
-        // Neumaier-compensated sums (two per lane): a ±1e150 next to small values must not
-        // swallow them.
+        let mut n = 0u64;
+        // Compensated sums (TwoSum per lane, branch-free so the loop vectorizes): a ±1e150
+        // next to small values must not swallow them.
         let mut sum = [0.0f64; 4];
         let mut comp = [0.0f64; 4];
         let mut lo = [f64::INFINITY; 4];
         let mut hi = [f64::NEG_INFINITY; 4];
-        let mut quads = values.chunks_exact(4);
-        for q in &mut quads {
-            for ((&v, (s, k)), (l, h)) in q.iter().zip(sum.iter_mut().zip(comp.iter_mut())).zip(lo.iter_mut().zip(hi.iter_mut())) {
-                let fin = v.is_finite();
-                let x = if fin { v } else { 0.0 };
-                neumaier(s, k, x);
+        let mut nf = [0u64; 4];
+        let mut zs = [0u64; 4];
+        let mut ss = [0u64; 4];
+        let mut lane = |k: usize, v: f64, sum: &mut [f64; 4], comp: &mut [f64; 4], lo: &mut [f64; 4], hi: &mut [f64; 4]| {
+            let a = v.abs();
+            let fin = a < f64::INFINITY; // false for NaN and ±Inf
+            let x = if fin { v } else { 0.0 };
+            if let (Some(s), Some(c), Some(l), Some(h)) = (sum.get_mut(k), comp.get_mut(k), lo.get_mut(k), hi.get_mut(k)) {
+                let t = *s + x;
+                let bp = t - *s;
+                let err = (*s - (t - bp)) + (x - bp);
+                *c += if err.is_finite() { err } else { 0.0 };
+                *s = t;
                 *l = if fin && v < *l { v } else { *l };
                 *h = if fin && v > *h { v } else { *h };
-                let a = x.abs();
-                nonfinite += u64::from(!fin);
-                zeros += u64::from(fin && a == 0.0);
-                subs += u64::from(a > 0.0 && a < mn);
+            }
+            if let (Some(f), Some(z), Some(u)) = (nf.get_mut(k), zs.get_mut(k), ss.get_mut(k)) {
+                *f += u64::from(!fin);
+                *z += u64::from(a == 0.0);
+                *u += u64::from(a > 0.0 && a < mn);
+            }
+        };
+        let mut quads = values.chunks_exact(4);
+        for q in &mut quads {
+            if let [v0, v1, v2, v3] = *q {
+                lane(0, v0, &mut sum, &mut comp, &mut lo, &mut hi);
+                lane(1, v1, &mut sum, &mut comp, &mut lo, &mut hi);
+                lane(2, v2, &mut sum, &mut comp, &mut lo, &mut hi);
+                lane(3, v3, &mut sum, &mut comp, &mut lo, &mut hi);
             }
         }
         for &v in quads.remainder() {
-            let fin = v.is_finite();
-            let x = if fin { v } else { 0.0 };
-            neumaier(&mut sum[0], &mut comp[0], x);
-            if fin {
-                lo[0] = lo[0].min(v);
-                hi[0] = hi[0].max(v);
-            }
-            let a = x.abs();
-            nonfinite += u64::from(!fin);
-            zeros += u64::from(fin && a == 0.0);
-            subs += u64::from(a > 0.0 && a < mn);
+            lane(0, v, &mut sum, &mut comp, &mut lo, &mut hi);
         }
+        let nonfinite: u64 = nf.iter().sum();
+        let zeros: u64 = zs.iter().sum();
+        let subs: u64 = ss.iter().sum();
         n += values.len() as u64 - nonfinite;
         self.zeros += zeros;
         self.subnormals += subs;
