@@ -232,7 +232,7 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode
         human_bytes(buf_len as u64),
         human_bytes(SCAN_CHUNK_BYTES)
     );
-    let shape = [elements / 3072.max(1), 3072];
+    let shape = [elements / 3072, 3072];
     let runs: &[bool] = match sha_runs {
         "on" => &[true],
         "off" => &[false],

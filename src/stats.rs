@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 /// Bins of the streaming histogram (even, so that bin pairs merge cleanly).
 pub const HISTOGRAM_BINS: usize = 256;
-const _: () = assert!(HISTOGRAM_BINS % 2 == 0);
+const _: () = assert!(HISTOGRAM_BINS.is_multiple_of(2));
 
 /// Preview size: the first `PREVIEW_ROWS` rows and `PREVIEW_COLS` columns of the tensor
 /// seen as a matrix (last dimension = columns, all others flattened into rows).

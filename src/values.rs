@@ -121,7 +121,7 @@ enum Mode {
     /// Count stored codes of `unit` (1 or 2) bytes; decode distinct codes at the end.
     Codes { unit: usize, counts: Vec<u64>, carry: Option<u8> },
     /// Decode every chunk.
-    Decode(ValueDecoder),
+    Decode(Box<ValueDecoder>),
 }
 
 /// Streams one tensor's bytes into [`Stats`]. Feed exactly the tensor's bytes, in order,
@@ -149,7 +149,7 @@ impl TensorScanner {
         let mode = if code_path {
             Mode::Codes { unit, counts: vec![0; 1 << (8 * unit)], carry: None }
         } else {
-            Mode::Decode(ValueDecoder::new(codec.clone()))
+            Mode::Decode(Box::new(ValueDecoder::new(codec.clone())))
         };
         // The preview corner ends before (rows-1)*row_len + cols elements.
         let row_len = shape.last().copied().unwrap_or(1);

@@ -81,9 +81,9 @@ pub enum Codec {
     /// smallest normal magnitude.
     Lut8(Box<[f64; 256]>, f64),
     /// Two 4-bit elements per byte, low nibble first.
-    Lut4x2([f64; 16], f64),
+    Lut4x2(Box<[f64; 16]>, f64),
     /// Four 6-bit elements per three bytes, little-endian bit stream.
-    Lut6x4([f64; 64], f64),
+    Lut6x4(Box<[f64; 64]>, f64),
     /// A ggml block-quantized type.
     Quant(QuantKind),
 }
@@ -187,9 +187,9 @@ impl Codec {
                     2f64.powi(i32::from(b) - 127)
                 }
             }), 0.0),
-            Dtype::F4 => Codec::Lut4x2(lut_n(|b| minifloat(b, 2, 1, 1)), min_normal(1)),
-            Dtype::F6E2m3 => Codec::Lut6x4(lut_n(|b| minifloat(b, 2, 3, 1)), min_normal(1)),
-            Dtype::F6E3m2 => Codec::Lut6x4(lut_n(|b| minifloat(b, 3, 2, 3)), min_normal(3)),
+            Dtype::F4 => Codec::Lut4x2(Box::new(lut_n(|b| minifloat(b, 2, 1, 1))), min_normal(1)),
+            Dtype::F6E2m3 => Codec::Lut6x4(Box::new(lut_n(|b| minifloat(b, 2, 3, 1))), min_normal(1)),
+            Dtype::F6E3m2 => Codec::Lut6x4(Box::new(lut_n(|b| minifloat(b, 3, 2, 3))), min_normal(3)),
         }
     }
 
