@@ -349,3 +349,57 @@ fn cli_stats_json_fills_the_tensor_stats() {
     let missing = std::process::Command::new(exe).args(["stats", &file, "--tensor", "nope"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use tensorpeek::values::TensorScanner;
+
+    const TYPES: &[(&str, bool)] = &[
+        ("BF16", false), ("F16", false), ("F32", false), ("F64", false), ("C64", false), ("BOOL", false),
+        ("U8", false), ("I16", false), ("U32", false), ("I64", false), ("F8_E4M3", false), ("F8_E5M2", false),
+        ("F8_E8M0", false), ("F8_E4M3FNUZ", false), ("F8_E5M2FNUZ", false), ("F4", false), ("F6_E2M3", false),
+        ("F6_E3M2", false), ("Q4_0", true), ("Q4_1", true), ("Q5_0", true), ("Q5_1", true), ("Q8_0", true),
+        ("Q2_K", true), ("Q3_K", true), ("Q4_K", true), ("Q5_K", true), ("Q6_K", true), ("Q8_K", true), ("MXFP4", true),
+    ];
+
+    fn run(codec: &Codec, bytes: &[u8], cuts: &[usize]) -> Stats {
+        let mut sc = TensorScanner::new(codec.clone(), &[7, 1 << 20], bytes.len() as u64, true);
+        let mut at = 0;
+        for &c in cuts {
+            let c = c.min(bytes.len());
+            if c > at {
+                sc.feed(&bytes[at..c]);
+                at = c;
+            }
+        }
+        sc.feed(&bytes[at..]);
+        sc.finish().unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Arbitrary bytes never panic, and any chunking gives the same stats.
+        #[test]
+        fn any_bytes_any_chunking(t in 0..TYPES.len(), units in 1usize..40, seed in any::<u64>(), mut cuts in proptest::collection::vec(0usize..12_000, 0..6)) {
+            let (name, gguf) = TYPES[t];
+            let codec = Codec::for_tensor(if gguf { Format::Gguf } else { Format::Safetensors }, name).unwrap();
+            let n = units * codec.unit_bytes();
+            let mut x = seed | 1;
+            let bytes: Vec<u8> = (0..n).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u8 }).collect();
+            cuts.sort_unstable();
+            let a = run(&codec, &bytes, &[]);
+            let b = run(&codec, &bytes, &cuts);
+            prop_assert_eq!(a.count, (units * codec.unit_values()) as u64);
+            prop_assert_eq!(a.count, b.count);
+            prop_assert_eq!((a.nan, a.pos_inf, a.neg_inf, a.zeros, a.subnormals), (b.nan, b.pos_inf, b.neg_inf, b.zeros, b.subnormals));
+            prop_assert_eq!(a.min.map(f64::to_bits), b.min.map(f64::to_bits));
+            prop_assert_eq!(a.max.map(f64::to_bits), b.max.map(f64::to_bits));
+            prop_assert_eq!(a.mean.map(f64::to_bits), b.mean.map(f64::to_bits));
+            prop_assert_eq!(&a.sha256, &b.sha256);
+            prop_assert_eq!(&a.histogram, &b.histogram);
+            let total: u64 = a.histogram.as_ref().map_or(0, |h| h.counts.iter().sum());
+            prop_assert_eq!(total, a.count - a.nan - a.pos_inf - a.neg_inf);
+        }
+    }
+}

@@ -12,8 +12,13 @@ use crate::values::{plan, ScanError, TensorScanner};
 /// stays far below the 64 MB budget and progress updates several times a second).
 pub const SCAN_CHUNK_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Upper bound on a caller-chosen chunk length (64 MiB): the memory budget for a
+/// scan is 64 MB above idle.
+pub const MAX_SCAN_CHUNK_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Reads the tensor's bytes `[abs_start, abs_start + bytes)` — never anything outside —
-/// in chunks of `chunk_len` bytes (0 means [`SCAN_CHUNK_BYTES`]) and returns its stats.
+/// in chunks of `chunk_len` bytes (0 means [`SCAN_CHUNK_BYTES`]; at most
+/// [`MAX_SCAN_CHUNK_BYTES`]) and returns its stats.
 ///
 /// `on_progress(done, total)` is called once before the first read (done = 0) and after
 /// every chunk; returning `false` cancels at once (no further read is issued) with
@@ -43,7 +48,7 @@ pub async fn scan_tensor_opts<S: ByteSource>(
     mut on_progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Stats, ScanError> {
     let (codec, range) = plan(format, entry, src.len())?;
-    let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len };
+    let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len.min(MAX_SCAN_CHUNK_BYTES) };
     let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
     let total = range.len;
     if !on_progress(0, total) {
