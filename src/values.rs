@@ -67,13 +67,13 @@ pub fn plan(format: Format, entry: &TensorEntry, file_len: u64) -> Result<(Codec
                 .at_opt(entry.abs_start),
         )
     };
-    let codec = Codec::for_tensor(format, &entry.dtype).map_err(|e| {
-        let f = Finding::warning(Code::ValuesNotDecoded, e.message())
-            .tensor(entry.name.clone())
-            .field("dtype");
-        match e {
-            NotDecoded::Unsupported(_) | NotDecoded::Unknown(_) => ScanError::Finding(f),
-        }
+    // Not decodable (IQ*, TQ*, unknown names): a warning, never raw-byte "values".
+    let codec = Codec::for_tensor(format, &entry.dtype).map_err(|e: NotDecoded| {
+        ScanError::Finding(
+            Finding::warning(Code::ValuesNotDecoded, e.message())
+                .tensor(entry.name.clone())
+                .field("dtype"),
+        )
     })?;
     let Some(start) = entry.abs_start else {
         return Err(finding(Code::ShapeOverflow, "the tensor's absolute offset overflows u64".into()));
