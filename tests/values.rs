@@ -403,3 +403,15 @@ mod props {
         }
     }
 }
+
+#[test]
+fn empty_and_scalar_tensors() {
+    let src = MemorySource::new(vec![0x80, 0x3f, 0, 0]);
+    let empty = bf16_entry(0, vec![0, 4], 0);
+    let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &empty, 0, |_, _| true)).unwrap();
+    assert_eq!((s.count, s.min, s.mean, s.histogram.is_none(), s.preview.is_none()), (0, None, None, true, true));
+    let scalar = bf16_entry(2, vec![], 0);
+    let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &scalar, 0, |_, _| true)).unwrap();
+    assert_eq!((s.count, s.min, s.max), (1, Some(1.0), Some(1.0)));
+    assert_eq!(s.preview.unwrap().values, vec![1.0]);
+}
