@@ -1,5 +1,6 @@
-//! The native command line: `tensorpeek inspect FILE|DIR… [--json]`. A folder (or several
-//! files) forming a checkpoint is merged into one model (`formats::checkpoint`).
+//! The native command line: `tensorpeek inspect FILE|DIR… [--json]` and
+//! `tensorpeek stats FILE --tensor NAME [--json]`. A folder (or several files) forming a
+//! checkpoint is merged into one model (`formats::checkpoint`); so are split GGUF parts.
 //! Exit status: 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 use crate::fmt::{human_bytes, human_count, shape, thousands};
@@ -31,6 +32,33 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read one tensor's bytes and print its value statistics, histogram and preview.
+    Stats {
+        /// The model file.
+        file: PathBuf,
+        /// The tensor's name, as listed by `inspect`.
+        #[arg(long)]
+        tensor: String,
+        /// Print the JSON report with this tensor's `stats` filled in.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
+    #[command(hide = true)]
+    BenchValues {
+        /// Elements (default: 128256 × 3072, a Llama-3 embedding table).
+        #[arg(long, default_value_t = 128_256 * 3072)]
+        elements: u64,
+        /// Element type to benchmark (BF16, F16, F32, F8_E4M3, …, or a ggml type with --gguf).
+        #[arg(long, default_value = "BF16")]
+        dtype: String,
+        /// Treat --dtype as a ggml type.
+        #[arg(long)]
+        gguf: bool,
+        /// Which runs: with the SHA-256 ("on"), without ("off"), or "both".
+        #[arg(long, default_value = "both")]
+        sha: String,
+    },
 }
 
 pub const EXIT_SOUND: u8 = 0;
@@ -47,6 +75,8 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Inspect { files, json } => inspect(&files, json),
+        Command::Stats { file, tensor, json } => crate::cli_values::stats(&file, &tensor, json),
+        Command::BenchValues { elements, dtype, gguf, sha } => crate::cli_values::bench(elements, &dtype, gguf, &sha),
     }
 }
 

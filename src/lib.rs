@@ -12,8 +12,11 @@ pub mod formats;
 pub mod report;
 pub mod source;
 pub mod stats;
+pub mod values;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli_values;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -1,4 +1,8 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
+//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types.
+
+pub mod decode;
+pub mod quant;
 
 pub mod ggml;
 

@@ -11,6 +11,9 @@ pub mod http;
 pub mod checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
+pub mod scan;
+
+pub use scan::{scan_tensor, scan_tensor_opts, SCAN_CHUNK_BYTES};
 
 use crate::error::{Code, Finding, SourceError};
 use crate::formats::{self, gguf, safetensors, Step};

@@ -1,0 +1,273 @@
+//! `tensorpeek stats FILE --tensor NAME [--json]` and the hidden `bench-values`.
+
+use crate::cli::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
+use crate::dtype::decode::Codec;
+use crate::error::Severity;
+use crate::fmt::{human_bytes, shape, thousands};
+use crate::report::{Format, Report};
+use crate::source::{self, file::FileSource, scan_tensor, SCAN_CHUNK_BYTES};
+use crate::stats::Stats;
+use crate::values::{ScanError, TensorScanner};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Rows of the text histogram (bins are summed in groups to fit).
+pub const TEXT_HISTOGRAM_ROWS: usize = 16;
+/// Width of the longest bar of the text histogram, in characters.
+pub const TEXT_HISTOGRAM_WIDTH: usize = 50;
+
+pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
+    let src = match FileSource::open(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tensorpeek: cannot open {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let mut report = pollster::block_on(source::inspect(&src, &name)).report;
+    let Some(idx) = report.tensors.iter().position(|t| t.name == tensor) else {
+        eprintln!(
+            "tensorpeek: {name} has no tensor named {tensor:?} ({} tensors; `tensorpeek inspect` lists them)",
+            report.tensors.len()
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let Some(entry) = report.tensors.get(idx).cloned() else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let show_progress = !json && std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let result = pollster::block_on(scan_tensor(&src, report.format, &entry, SCAN_CHUNK_BYTES, |done, total| {
+        if show_progress && (last.elapsed().as_millis() >= 200 || done == total) {
+            last = Instant::now();
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            eprint!(
+                "\r  reading {} / {} ({:.0} MB/s)   ",
+                human_bytes(done),
+                human_bytes(total),
+                done as f64 / secs / 1e6
+            );
+            let _ = std::io::stderr().flush();
+        }
+        true
+    }));
+    if show_progress {
+        eprintln!();
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut findings = Vec::new();
+    match result {
+        Ok(s) => {
+            if let Some(t) = report.tensors.get_mut(idx) {
+                t.stats = Some(s);
+            }
+        }
+        Err(e) => {
+            if let Some(f) = e.finding() {
+                findings.push(f.clone());
+            }
+        }
+    }
+    // Scan findings join the file's own findings.
+    let mut all: Vec<_> = report.errors.drain(..).chain(report.warnings.drain(..)).collect();
+    all.extend(findings.iter().cloned());
+    report.finish(all);
+    let scan_failed = findings.iter().any(|f| f.severity == Severity::Error || f.code == crate::error::Code::ValuesNotDecoded);
+    let full = Report::new(vec![report]);
+    if json {
+        println!("{}", full.to_json_pretty());
+    } else if let Some(f) = full.files.first() {
+        println!(
+            "{} — tensor {} ({}, shape {}, {} bytes at offset {})",
+            f.name,
+            entry.name,
+            entry.dtype,
+            shape(&entry.shape),
+            entry.bytes.map_or_else(|| "?".into(), thousands),
+            entry.abs_start.map_or_else(|| "?".into(), thousands)
+        );
+        if let Some(s) = f.tensors.get(idx).and_then(|t| t.stats.as_ref()) {
+            print_stats(s, &entry.shape);
+            let bytes = entry.bytes.unwrap_or(0);
+            println!(
+                "  read {} in {:.2} s ({:.2} GB/s)",
+                human_bytes(bytes),
+                elapsed,
+                bytes as f64 / elapsed.max(1e-9) / 1e9
+            );
+        }
+        for finding in f.findings() {
+            println!("  - {finding}");
+        }
+    }
+    let ok = full.ok() && !scan_failed;
+    ExitCode::from(if ok { EXIT_SOUND } else { EXIT_FINDINGS })
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_string(), |x| format!("{x:.9e}"))
+}
+
+fn print_stats(s: &Stats, dims: &[u64]) {
+    if let Some(n) = &s.note {
+        println!("  note        {n}");
+    }
+    println!("  count       {}", thousands(s.count));
+    println!("  min         {}", num(s.min));
+    println!("  max         {}", num(s.max));
+    println!("  mean        {}", num(s.mean));
+    println!("  std         {}  (population, finite values)", num(s.std));
+    println!(
+        "  NaN {}   +Inf {}   -Inf {}   zeros {}   subnormals {}",
+        thousands(s.nan),
+        thousands(s.pos_inf),
+        thousands(s.neg_inf),
+        thousands(s.zeros),
+        thousands(s.subnormals)
+    );
+    println!("  sha256      {}", s.sha256);
+    if let Some(h) = &s.histogram {
+        println!("  histogram ({} bins over [{:.6e}, {:.6e}), grouped):", h.counts.len(), h.lo, h.hi);
+        let group = h.counts.len().div_ceil(TEXT_HISTOGRAM_ROWS).max(1);
+        let width = (h.hi - h.lo) / h.counts.len().max(1) as f64;
+        let rows: Vec<(f64, f64, u64)> = h
+            .counts
+            .chunks(group)
+            .enumerate()
+            .map(|(i, c)| {
+                let lo = h.lo + (i * group) as f64 * width;
+                (lo, lo + c.len() as f64 * width, c.iter().sum())
+            })
+            .collect();
+        let peak = rows.iter().map(|r| r.2).max().unwrap_or(1).max(1);
+        for (lo, hi, n) in rows {
+            let bar = ((n as f64 / peak as f64) * TEXT_HISTOGRAM_WIDTH as f64).round() as usize;
+            let bar = if n > 0 { bar.max(1) } else { 0 };
+            println!("    [{lo:>13.5e}, {hi:>13.5e})  {:>14}  {}", thousands(n), "#".repeat(bar));
+        }
+    }
+    if let Some(p) = &s.preview {
+        let lead: Vec<u64> = dims.iter().rev().skip(1).rev().copied().collect();
+        println!("  preview (first {} rows × {} columns; row length {}):", p.rows, p.cols, p.row_len);
+        let mut header = format!("    {:>12}", "");
+        for c in 0..p.cols {
+            header.push_str(&format!(" {:>12}", format!("[{c}]")));
+        }
+        println!("{header}");
+        for (r, row) in p.values.chunks(usize::try_from(p.cols).unwrap_or(1).max(1)).enumerate() {
+            // The row's multi-index over the leading dimensions.
+            let mut idx = Vec::new();
+            let mut rem = r as u64;
+            for d in lead.iter().rev() {
+                idx.push(rem % d.max(&1));
+                rem /= d.max(&1);
+            }
+            idx.reverse();
+            let label = if lead.is_empty() {
+                String::new()
+            } else {
+                format!("[{}]", idx.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+            };
+            let mut line = format!("    {label:>12}");
+            for v in row {
+                line.push_str(&format!(" {:>12}", format!("{v:.5e}")));
+            }
+            println!("{line}");
+        }
+    }
+}
+
+/// xorshift64*: a fast deterministic generator for the benchmark's synthetic bytes.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+/// Bytes of the synthetic tensor kept in memory and fed repeatedly (16 MiB).
+pub const BENCH_BUFFER_BYTES: usize = 16 * 1024 * 1024;
+
+pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode {
+    let format = if gguf { Format::Gguf } else { Format::Safetensors };
+    let codec = match Codec::for_tensor(format, dtype) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tensorpeek: {}", e.message());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let units = elements / codec.unit_values() as u64;
+    let total = units * codec.unit_bytes() as u64;
+    // Synthetic weights ~ N(0, 0.02) (sum of 4 uniforms) for the float types; random bytes
+    // otherwise.
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let normal = |rng: &mut u64| {
+        let s: f64 = (0..4).map(|_| (xorshift(rng) >> 11) as f64 / (1u64 << 53) as f64).sum();
+        (s - 2.0) * 0.02 * 3f64.sqrt()
+    };
+    let unit = codec.unit_bytes();
+    let buf_len = BENCH_BUFFER_BYTES / unit * unit;
+    let mut buf = Vec::with_capacity(buf_len);
+    while buf.len() < buf_len {
+        match (format, dtype) {
+            (_, "BF16") => buf.extend_from_slice(&((normal(&mut rng) as f32).to_bits() >> 16).to_le_bytes()[..2]),
+            (_, "F16") => buf.extend_from_slice(&half::f16::from_f64(normal(&mut rng)).to_le_bytes()),
+            (_, "F32") => buf.extend_from_slice(&(normal(&mut rng) as f32).to_le_bytes()),
+            _ => buf.extend_from_slice(&xorshift(&mut rng).to_le_bytes()),
+        }
+    }
+    buf.truncate(buf_len);
+    println!(
+        "bench-values: {dtype}, {} elements, {} bytes ({}), fed from a {} in-memory buffer in {} chunks",
+        thousands(elements),
+        thousands(total),
+        human_bytes(total),
+        human_bytes(buf_len as u64),
+        human_bytes(SCAN_CHUNK_BYTES)
+    );
+    let shape = [elements / 3072, 3072];
+    let runs: &[bool] = match sha_runs {
+        "on" => &[true],
+        "off" => &[false],
+        _ => &[true, false],
+    };
+    for &sha in runs {
+        let t0 = Instant::now();
+        let mut scanner = TensorScanner::new(codec.clone(), &shape, total, sha);
+        let mut done = 0u64;
+        let chunk = SCAN_CHUNK_BYTES as usize / unit * unit;
+        'outer: loop {
+            for c in buf.chunks(chunk) {
+                let take = (total - done).min(c.len() as u64) as usize;
+                let Some(piece) = c.get(..take) else { break 'outer };
+                scanner.feed(piece);
+                done += take as u64;
+                if done >= total {
+                    break 'outer;
+                }
+            }
+        }
+        let r: Result<Stats, ScanError> = scanner.finish();
+        let secs = t0.elapsed().as_secs_f64();
+        match r {
+            Ok(s) => println!(
+                "  sha256 {:<3}  {:.3} s  {:.2} GB/s  (count {}, mean {:.3e}, std {:.3e})",
+                if sha { "on" } else { "off" },
+                secs,
+                total as f64 / secs / 1e9,
+                s.count,
+                s.mean.unwrap_or(f64::NAN),
+                s.std.unwrap_or(f64::NAN)
+            ),
+            Err(e) => println!("  error: {e}"),
+        }
+    }
+    ExitCode::from(EXIT_SOUND)
+}
