@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 mkdir -p tests/e2e/out
-[[ -f dist/index.html ]] || trunk build --release --offline
+trunk build --release --offline 2>&1 | tail -n 1
 cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
 file=tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_safetensors.py "$file"

@@ -37,7 +37,10 @@ async fn reads_exact_ranges() {
     let src = BlobSource::new(blob_of(&bytes));
     assert_eq!(src.len(), 1000);
     assert_eq!(src.read_at(0, 8).await.unwrap(), bytes[..8].to_vec());
-    assert_eq!(src.read_at(300, 200).await.unwrap(), bytes[300..500].to_vec());
+    assert_eq!(
+        src.read_at(300, 200).await.unwrap(),
+        bytes[300..500].to_vec()
+    );
     assert_eq!(src.read_at(999, 1).await.unwrap(), vec![bytes[999]]);
     assert_eq!(src.read_at(1000, 0).await.unwrap(), Vec::<u8>::new());
     assert_eq!(src.read_at(0, 1000).await.unwrap(), bytes);
@@ -61,8 +64,10 @@ async fn short_and_far_reads_are_errors_not_wrapped() {
 #[wasm_bindgen_test]
 async fn inspects_a_safetensors_blob_reading_only_the_header() {
     let file = include_bytes!("fixtures/tiny_model.safetensors");
-    let expected: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/tiny_model.safetensors.expected.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(include_str!(
+        "fixtures/tiny_model.safetensors.expected.json"
+    ))
+    .unwrap();
     let src = Counting {
         inner: BlobSource::new(blob_of(file)),
         reads: RefCell::new(Vec::new()),
@@ -77,14 +82,28 @@ async fn inspects_a_safetensors_blob_reading_only_the_header() {
     assert_eq!(r.bytes_read, 8 + n);
     // Exactly two reads: the 8-byte length, then the N header bytes after it.
     assert_eq!(*src.reads.borrow(), vec![(0, 8), (8, n)]);
-    assert_eq!(r.totals.tensors, expected["totals"]["tensors"].as_u64().unwrap());
-    assert_eq!(r.totals.params, expected["totals"]["params"].as_u64().unwrap());
-    assert_eq!(r.totals.bytes, expected["totals"]["bytes"].as_u64().unwrap());
+    assert_eq!(
+        r.totals.tensors,
+        expected["totals"]["tensors"].as_u64().unwrap()
+    );
+    assert_eq!(
+        r.totals.params,
+        expected["totals"]["params"].as_u64().unwrap()
+    );
+    assert_eq!(
+        r.totals.bytes,
+        expected["totals"]["bytes"].as_u64().unwrap()
+    );
     for want in expected["tensors"].as_array().unwrap() {
         let name = want["name"].as_str().unwrap();
         let got = r.tensors.iter().find(|t| t.name == name).unwrap();
         assert_eq!(got.dtype, want["dtype"].as_str().unwrap(), "{name}");
-        let shape: Vec<u64> = want["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+        let shape: Vec<u64> = want["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
         assert_eq!(got.shape, shape, "{name}");
         assert_eq!(got.start, want["start"].as_u64().unwrap(), "{name}");
         assert_eq!(got.end, want["end"].as_u64().unwrap(), "{name}");
@@ -103,5 +122,6 @@ async fn a_truncated_blob_gives_findings() {
         .report
         .errors
         .iter()
-        .any(|f| f.code == tensorpeek::error::Code::TensorPastEnd && f.tensor.as_deref() == Some("b")));
+        .any(|f| f.code == tensorpeek::error::Code::TensorPastEnd
+            && f.tensor.as_deref() == Some("b")));
 }

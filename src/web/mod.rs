@@ -26,7 +26,11 @@ pub fn start() {
 }
 
 /// Starts reading each file; the views appear at once in the "reading header…" state.
-fn open_files(files: Vec<web_sys::File>, next: &Rc<std::cell::Cell<u32>>, dispatcher: UseReducerDispatcher<State>) {
+fn open_files(
+    files: Vec<web_sys::File>,
+    next: &Rc<std::cell::Cell<u32>>,
+    dispatcher: UseReducerDispatcher<State>,
+) {
     if files.is_empty() {
         return;
     }
@@ -121,14 +125,15 @@ pub fn app() -> Html {
         .files
         .iter()
         .filter_map(|f| match &f.status {
-            Status::Done(s, _) => Some(s.0.report.clone()),
+            Status::Done(s, _) => Some(s.clone()),
             Status::Reading => None,
         })
         .collect();
     let export_all = {
         let done = done.clone();
         Callback::from(move |_: MouseEvent| {
-            let json = Report::new(done.clone()).to_json_pretty();
+            let files = done.iter().map(|s| s.0.report.clone()).collect();
+            let json = Report::new(files).to_json_pretty();
             let _ = download("tensorpeek-report.json", "application/json", &json);
         })
     };

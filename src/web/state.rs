@@ -73,7 +73,11 @@ pub enum Action {
     /// Files were dropped or picked: (id, name, size, start time).
     Add(Vec<(u32, String, u64, f64)>),
     /// A file's inspection finished (ignored when the file was closed meanwhile).
-    Loaded { id: u32, inspection: Rc<Inspection>, now_ms: f64 },
+    Loaded {
+        id: u32,
+        inspection: Rc<Inspection>,
+        now_ms: f64,
+    },
     /// Close a file's view (also cancels a read in flight: its result is dropped).
     Remove(u32),
     /// Show this file's view.
@@ -102,7 +106,11 @@ impl Reducible for State {
                     });
                 }
             }
-            Action::Loaded { id, inspection, now_ms } => {
+            Action::Loaded {
+                id,
+                inspection,
+                now_ms,
+            } => {
                 let Some(f) = s.files.iter_mut().find(|f| f.id == id) else {
                     return self;
                 };

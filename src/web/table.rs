@@ -36,8 +36,16 @@ const COLUMNS: [(Col, &str, &str); 8] = [
     (Col::Shape, "Shape", "shape, outermost first"),
     (Col::Params, "Params", "element count"),
     (Col::Bytes, "Bytes", "bytes in the data section"),
-    (Col::Offsets, "data_offsets", "[begin, end) relative to the data section, as in the header"),
-    (Col::AbsStart, "Abs. start", "absolute byte offset of the first byte in the file"),
+    (
+        Col::Offsets,
+        "data_offsets",
+        "[begin, end) relative to the data section, as in the header",
+    ),
+    (
+        Col::AbsStart,
+        "Abs. start",
+        "absolute byte offset of the first byte in the file",
+    ),
 ];
 
 fn compare(a: &TensorEntry, b: &TensorEntry, ia: usize, ib: usize, col: Col) -> Ordering {
@@ -113,8 +121,15 @@ impl Node {
 
 /// One rendered line of the tree.
 enum Line<'a> {
-    Group { node: &'a Node, depth: usize, open: bool },
-    Leaf { idx: usize, depth: usize },
+    Group {
+        node: &'a Node,
+        depth: usize,
+        open: bool,
+    },
+    Leaf {
+        idx: usize,
+        depth: usize,
+    },
 }
 
 fn flatten<'a>(node: &'a Node, depth: usize, expanded: &HashSet<String>, out: &mut Vec<Line<'a>>) {
@@ -124,7 +139,11 @@ fn flatten<'a>(node: &'a Node, depth: usize, expanded: &HashSet<String>, out: &m
         }
         if !c.children.is_empty() {
             let open = expanded.contains(&c.path);
-            out.push(Line::Group { node: c, depth, open });
+            out.push(Line::Group {
+                node: c,
+                depth,
+                open,
+            });
             if open {
                 flatten(c, depth + 1, expanded, out);
             }
@@ -156,17 +175,20 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         (p.tensors.clone(), col, asc, (*filter).clone()),
         |(ts, col, asc, needle)| {
             let needle = needle.to_lowercase();
-            let mut idx: Vec<usize> = ts
-                .0
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| needle.is_empty() || t.name.to_lowercase().contains(&needle))
-                .map(|(i, _)| i)
-                .collect();
+            let mut idx: Vec<usize> =
+                ts.0.iter()
+                    .enumerate()
+                    .filter(|(_, t)| needle.is_empty() || t.name.to_lowercase().contains(&needle))
+                    .map(|(i, _)| i)
+                    .collect();
             idx.sort_by(|&a, &b| match (ts.0.get(a), ts.0.get(b)) {
                 (Some(x), Some(y)) => {
                     let o = compare(x, y, a, b, *col);
-                    if *asc { o } else { o.reverse() }
+                    if *asc {
+                        o
+                    } else {
+                        o.reverse()
+                    }
                 }
                 _ => Ordering::Equal,
             });
@@ -231,7 +253,10 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 sort.set(if cur == c { (c, !cur_asc) } else { (c, true) });
             })
         };
-        let numeric = matches!(c, Col::Index | Col::Params | Col::Bytes | Col::AbsStart | Col::Offsets);
+        let numeric = matches!(
+            c,
+            Col::Index | Col::Params | Col::Bytes | Col::AbsStart | Col::Offsets
+        );
         html! {
             <th scope="col" aria-sort={aria} class={classes!(numeric.then_some("n"))}>
                 <button type="button" class="sort" title={format!("Sort by {hint}")} {onclick}
@@ -243,7 +268,9 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     };
 
     let row = |idx: usize, depth: usize, short: bool| -> Html {
-        let Some(t) = tensors.get(idx) else { return html! {} };
+        let Some(t) = tensors.get(idx) else {
+            return html! {};
+        };
         let select = {
             let cb = p.on_select.clone();
             Callback::from(move |_: MouseEvent| cb.emit(idx))
@@ -327,7 +354,11 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             .collect()
     } else {
         total_rows = order.len();
-        order.iter().take(*limit).map(|&i| row(i, 0, false)).collect()
+        order
+            .iter()
+            .take(*limit)
+            .map(|&i| row(i, 0, false))
+            .collect()
     };
 
     let more = total_rows.saturating_sub(*limit);

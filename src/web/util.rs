@@ -94,7 +94,9 @@ pub fn copy_button(p: &CopyProps) -> Html {
 /// Offers `text` as a file download through a Blob object URL (nothing leaves the page).
 pub fn download(file_name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
     let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
-    let document = window.document().ok_or_else(|| JsValue::from_str("no document"))?;
+    let document = window
+        .document()
+        .ok_or_else(|| JsValue::from_str("no document"))?;
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let bag = web_sys::BlobPropertyBag::new();
     bag.set_type(mime);
@@ -104,7 +106,9 @@ pub fn download(file_name: &str, mime: &str, text: &str) -> Result<(), JsValue> 
     a.set_href(&url);
     a.set_download(file_name);
     a.set_attribute("hidden", "")?;
-    let body = document.body().ok_or_else(|| JsValue::from_str("no body"))?;
+    let body = document
+        .body()
+        .ok_or_else(|| JsValue::from_str("no body"))?;
     body.append_child(&a)?;
     a.click();
     a.remove();
@@ -122,8 +126,18 @@ pub fn export_name(name: &str) -> String {
         .rsplit_once('.')
         .map_or(name, |(s, _)| s)
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect::<String>();
-    let stem = if stem.is_empty() { "report".to_string() } else { stem };
+    let stem = if stem.is_empty() {
+        "report".to_string()
+    } else {
+        stem
+    };
     format!("{stem}.tensorpeek.json")
 }

@@ -120,9 +120,27 @@ pub fn verdict_banner(p: &VerdictProps) -> Html {
     let r = &p.report.0.report;
     let v = r.verdict();
     let (class, icon, text) = match v {
-        Verdict::Sound => ("ok", "✓", "Sound: the header is valid and the tensors tile the data section exactly.".to_string()),
-        Verdict::Warnings => ("warn", "!", format!("Sound with warnings: the file loads, but {} finding(s) deserve a look.", r.warnings.len())),
-        Verdict::Errors => ("err", "✗", format!("Errors: {} error(s) — the file cannot be trusted as is.", r.errors.len())),
+        Verdict::Sound => (
+            "ok",
+            "✓",
+            "Sound: the header is valid and the tensors tile the data section exactly.".to_string(),
+        ),
+        Verdict::Warnings => (
+            "warn",
+            "!",
+            format!(
+                "Sound with warnings: the file loads, but {} finding(s) deserve a look.",
+                r.warnings.len()
+            ),
+        ),
+        Verdict::Errors => (
+            "err",
+            "✗",
+            format!(
+                "Errors: {} error(s) — the file cannot be trusted as is.",
+                r.errors.len()
+            ),
+        ),
     };
     let took = p
         .took_ms
@@ -247,17 +265,37 @@ pub fn reconciliation(p: &ReportProps) -> Html {
     let mut parts = Vec::new();
     match (r.format, r.header_len) {
         (Format::Safetensors, Some(n)) => {
-            parts.push(Part { label: "length prefix", class: "seg-prefix", bytes: 8 });
-            parts.push(Part { label: "header N", class: "seg-header", bytes: n });
+            parts.push(Part {
+                label: "length prefix",
+                class: "seg-prefix",
+                bytes: 8,
+            });
+            parts.push(Part {
+                label: "header N",
+                class: "seg-header",
+                bytes: n,
+            });
         }
-        _ => parts.push(Part { label: "header", class: "seg-header", bytes: data_start }),
+        _ => parts.push(Part {
+            label: "header",
+            class: "seg-header",
+            bytes: data_start,
+        }),
     }
-    parts.push(Part { label: "tensor bytes", class: "seg-data", bytes: tensor_bytes });
+    parts.push(Part {
+        label: "tensor bytes",
+        class: "seg-data",
+        bytes: tensor_bytes,
+    });
     // i128: the sums of two u64s cannot overflow it, whatever the header claims.
     let accounted = i128::from(data_start) + i128::from(tensor_bytes);
     let rest = i128::from(r.size) - accounted;
     if rest > 0 {
-        parts.push(Part { label: "trailing / unclaimed", class: "seg-trail", bytes: u64::try_from(rest).unwrap_or(0) });
+        parts.push(Part {
+            label: "trailing / unclaimed",
+            class: "seg-trail",
+            bytes: u64::try_from(rest).unwrap_or(0),
+        });
     }
     let balanced = rest >= 0;
     let terms: Vec<String> = parts.iter().map(|x| fmt::thousands(x.bytes)).collect();
@@ -327,7 +365,9 @@ pub struct TensorPanelProps {
 /// The selected tensor. The values panel (read on request) will plug in here.
 #[function_component(TensorPanel)]
 pub fn tensor_panel(p: &TensorPanelProps) -> Html {
-    let Some(t) = p.tensors.0.get(p.index) else { return html! {} };
+    let Some(t) = p.tensors.0.get(p.index) else {
+        return html! {};
+    };
     let json = serde_json::to_string_pretty(t).unwrap_or_default();
     let end_abs = t.abs_start.zip(t.bytes).and_then(|(a, b)| a.checked_add(b));
     html! {
