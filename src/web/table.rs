@@ -126,16 +126,32 @@ enum Line<'a> {
         depth: usize,
         open: bool,
     },
+    /// A tensor; its name is shown without the first `strip` bytes (the parent's prefix).
     Leaf {
         idx: usize,
         depth: usize,
+        strip: usize,
     },
 }
 
+/// The only tensor under a node that holds exactly one.
+fn single(node: &Node) -> Option<usize> {
+    node.tensor
+        .or_else(|| node.children.first().and_then(single))
+}
+
 fn flatten<'a>(node: &'a Node, depth: usize, expanded: &HashSet<String>, out: &mut Vec<Line<'a>>) {
+    let strip = if node.path.is_empty() { 0 } else { node.path.len() + 1 };
     for c in &node.children {
+        // A group of one tensor is shown as that tensor (`input_layernorm.weight`).
+        if c.count == 1 {
+            if let Some(idx) = single(c) {
+                out.push(Line::Leaf { idx, depth, strip });
+                continue;
+            }
+        }
         if let Some(idx) = c.tensor {
-            out.push(Line::Leaf { idx, depth });
+            out.push(Line::Leaf { idx, depth, strip });
         }
         if !c.children.is_empty() {
             let open = expanded.contains(&c.path);
@@ -267,7 +283,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         }
     };
 
-    let row = |idx: usize, depth: usize, short: bool| -> Html {
+    let row = |idx: usize, depth: usize, strip: usize| -> Html {
         let Some(t) = tensors.get(idx) else {
             return html! {};
         };
@@ -284,11 +300,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 }
             })
         };
-        let shown_name = if short {
-            t.name.rsplit('.').next().unwrap_or(&t.name).to_string()
-        } else {
-            t.name.clone()
-        };
+        let shown_name = t.name.get(strip..).unwrap_or(&t.name).to_string();
         let selected = p.selected == Some(idx);
         let indent = format!("padding-left: {}rem", 0.5 + depth as f64 * 1.1);
         html! {
@@ -319,7 +331,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             .iter()
             .take(*limit)
             .map(|line| match line {
-                Line::Leaf { idx, depth } => row(*idx, *depth, true),
+                Line::Leaf { idx, depth, strip } => row(*idx, *depth, *strip),
                 Line::Group { node, depth, open } => {
                     let toggle = {
                         let expanded = expanded.clone();
@@ -341,7 +353,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                                     title={node.path.clone()}>
                                     <span aria-hidden="true">{ if *open { "▾ " } else { "▸ " } }</span>
                                     { node.label.clone() }
-                                    <span class="dim">{ format!(" · {} tensors", fmt::thousands(node.count)) }</span>
+                                    <span class="dim">{ format!(" · {} tensor{}", fmt::thousands(node.count), if node.count == 1 { "" } else { "s" }) }</span>
                                 </button>
                             </td>
                             <td class="n"><Num n={node.params} /></td>
@@ -357,7 +369,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         order
             .iter()
             .take(*limit)
-            .map(|&i| row(i, 0, false))
+            .map(|&i| row(i, 0, 0))
             .collect()
     };
 
