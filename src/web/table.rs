@@ -316,7 +316,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 <td class="shape">{ fmt::shape(&t.shape) }</td>
                 <td class="n">{ match t.params { Some(n) => html!{ <Num {n} /> }, None => html!{ "overflow" } } }</td>
                 <td class="n">{ match t.bytes { Some(n) => html!{ <Bytes {n} /> }, None => html!{ "invalid" } } }</td>
-                <td class="n mono">{ format!("[{}, {}]", fmt::thousands(t.start), fmt::thousands(t.end)) }</td>
+                <td class="n mono offsets">{ format!("[{}, {}]", fmt::thousands(t.start), fmt::thousands(t.end)) }</td>
                 <td class="n mono" data-testid="abs-start">{ t.abs_start.map_or("overflow".to_string(), fmt::thousands) }</td>
             </tr>
         }
