@@ -198,7 +198,7 @@ pub fn app() -> Html {
                 <div class="pick">
                     <label class="button primary" for="file-input">{ "Choose files…" }</label>
                     <input id="file-input" class="visually-hidden" type="file" multiple=true
-                        accept=".safetensors,.gguf,application/octet-stream" onchange={on_pick} data-testid="file-input" />
+                        onchange={on_pick} data-testid="file-input" />
                     if done.len() > 1 {
                         <button type="button" onclick={export_all} data-testid="export-all">{ "Export all JSON" }</button>
                     }

@@ -3,7 +3,7 @@
 //! a page at a time ("Show more"), so files with tens of thousands of tensors stay fast.
 
 use super::state::Tensors;
-use super::util::{Bytes, CopyButton, Num};
+use super::util::{bytes_html, copy_text, num_html};
 use crate::fmt;
 use crate::report::TensorEntry;
 use std::cmp::Ordering;
@@ -283,6 +283,18 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         }
     };
 
+    // One stateless copy handler for every row (a component per row would slow large
+    // tables); the name travels in data-copy, the "copied" mark in data-copied.
+    let copy_name = Callback::from(|e: MouseEvent| {
+        e.stop_propagation();
+        if let Some(el) = e.target_dyn_into::<web_sys::Element>() {
+            if let Some(name) = el.get_attribute("data-copy") {
+                let ok = copy_text(&name);
+                let _ = el.set_attribute("data-copied", if ok { "yes" } else { "no" });
+            }
+        }
+    });
+    let stop_keys = Callback::from(|e: KeyboardEvent| e.stop_propagation());
     let row = |idx: usize, depth: usize, strip: usize| -> Html {
         let Some(t) = tensors.get(idx) else {
             return html! {};
@@ -310,12 +322,13 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 <td class="n dim">{ fmt::thousands(idx as u64) }</td>
                 <td class="name" style={indent} title={t.name.clone()}>
                     <span class="tname">{ shown_name }</span>
-                    <CopyButton text={AttrValue::from(t.name.clone())} label="Copy" />
+                    <button type="button" class="copy" title={format!("Copy {}", t.name)}
+                        onclick={copy_name.clone()} onkeydown={stop_keys.clone()} data-copy={t.name.clone()}>{ "Copy" }</button>
                 </td>
                 <td><code>{ t.dtype.clone() }</code></td>
                 <td class="shape">{ fmt::shape(&t.shape) }</td>
-                <td class="n">{ match t.params { Some(n) => html!{ <Num {n} /> }, None => html!{ "overflow" } } }</td>
-                <td class="n">{ match t.bytes { Some(n) => html!{ <Bytes {n} /> }, None => html!{ "invalid" } } }</td>
+                <td class="n">{ match t.params { Some(n) => num_html(n), None => html!{ "overflow" } } }</td>
+                <td class="n">{ match t.bytes { Some(n) => bytes_html(n), None => html!{ "invalid" } } }</td>
                 <td class="n mono offsets">{ format!("[{}, {}]", fmt::thousands(t.start), fmt::thousands(t.end)) }</td>
                 <td class="n mono" data-testid="abs-start">{ t.abs_start.map_or("overflow".to_string(), fmt::thousands) }</td>
             </tr>
@@ -356,8 +369,8 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                                     <span class="dim">{ format!(" · {} tensor{}", fmt::thousands(node.count), if node.count == 1 { "" } else { "s" }) }</span>
                                 </button>
                             </td>
-                            <td class="n"><Num n={node.params} /></td>
-                            <td class="n"><Bytes n={node.bytes} /></td>
+                            <td class="n">{ num_html(node.params) }</td>
+                            <td class="n">{ bytes_html(node.bytes) }</td>
                             <td></td><td></td>
                         </tr>
                     }

@@ -13,6 +13,18 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
+/// [`Bytes`] as a plain function (no component): for table cells, where thousands of
+/// components would slow rendering.
+pub fn bytes_html(n: u64) -> Html {
+    let exact = format!("{} bytes", fmt::thousands(n));
+    html! { <span class="bytes" title={exact}>{ fmt::human_bytes(n) }</span> }
+}
+
+/// [`Num`] as a plain function.
+pub fn num_html(n: u64) -> Html {
+    html! { <span class="num" title={fmt::human_count(n)}>{ fmt::thousands(n) }</span> }
+}
+
 #[derive(Properties, PartialEq)]
 pub struct BytesProps {
     pub n: u64,

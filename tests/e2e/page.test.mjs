@@ -102,10 +102,22 @@ test('a real safetensors file: numbers, table, export, bytes read, no network', 
   assert.equal(await rows.count(), want.tensors.length);
   await page.uncheck('[data-testid=tree-toggle]');
 
+  // Copy buttons: a row's name, and the selected tensor's JSON.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  const first = want.tensors[0].name;
+  await page.locator(`[data-testid=tensor-row][data-name="${first}"] button.copy`).click();
+  await page.waitForSelector(`[data-testid=tensor-row][data-name="${first}"] button.copy[data-copied=yes]`);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), first);
+  assert.equal(await page.locator('[data-testid=tensor-panel]').count(), 0, 'copying does not select the row');
+
   // Selecting a row (Enter) opens the tensor panel.
   await rows.first().focus();
   await page.keyboard.press('Enter');
   await page.waitForSelector('[data-testid=tensor-panel]');
+  await page.click('[data-testid=copy-json]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=copy-json]').textContent === 'Copied');
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert.equal(copied.name, await rows.first().getAttribute('data-name'));
 
   // Export JSON: the report of docs/report.md.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-json]')]);
