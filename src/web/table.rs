@@ -15,6 +15,10 @@ use yew::prelude::*;
 /// Rows rendered at first and added by each "Show more" (a few hundred rows render in a
 /// frame; thousands would make typing in the filter lag).
 pub const PAGE_ROWS: usize = 500;
+/// Rows in the very first render: a screenful shows within a frame or two of the header
+/// being parsed, and the rest of the first page follows in the next task (measured: each
+/// row costs ~0.5 ms to render, so 500 at once would delay the first picture by ~250 ms).
+pub const FIRST_ROWS: usize = 60;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Col {
@@ -181,7 +185,19 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let sort = use_state(|| (Col::Index, true));
     let filter = use_state(String::new);
     let tree = use_state(|| false);
-    let limit = use_state(|| PAGE_ROWS);
+    let limit = use_state(|| FIRST_ROWS);
+    {
+        let limit = limit.clone();
+        use_effect_with((), move |_| {
+            // Setting state of a table that is gone meanwhile is a no-op in Yew.
+            gloo::timers::callback::Timeout::new(0, move || {
+                if *limit < PAGE_ROWS {
+                    limit.set(PAGE_ROWS);
+                }
+            })
+            .forget();
+        });
+    }
     let expanded = use_state(HashSet::<String>::new);
 
     let tensors = p.tensors.0.clone();
