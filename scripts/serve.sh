@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --serve
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
-exec trunk serve --release --offline --address 127.0.0.1 --port "${PORT:-8080}"
+# No auto-reload: the served page then makes no request of its own after loading.
+exec trunk serve --release --offline --no-autoreload --address 127.0.0.1 --port "${PORT:-8080}"
