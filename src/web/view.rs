@@ -299,7 +299,13 @@ pub fn reconciliation(p: &ReportProps) -> Html {
     }
     let balanced = rest >= 0;
     let terms: Vec<String> = parts.iter().map(|x| fmt::thousands(x.bytes)).collect();
-    let equation = format!("{} = {}", fmt::thousands(r.size), terms.join(" + "));
+    let equation = if balanced {
+        format!("{} = {}", fmt::thousands(r.size), terms.join(" + "))
+    } else {
+        // The terms add up to more than the file: say so instead of a false equation.
+        let sum = u64::try_from(accounted).map_or_else(|_| accounted.to_string(), fmt::thousands);
+        format!("{} ≠ {} = {}", fmt::thousands(r.size), terms.join(" + "), sum)
+    };
     let total: f64 = parts.iter().map(|x| x.bytes as f64).sum::<f64>().max(1.0);
     html! {
         <section class="card recon" aria-label="Size reconciliation" data-testid="reconciliation">

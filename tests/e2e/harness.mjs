@@ -23,8 +23,8 @@ const TYPES = {
 };
 
 /** Serves `dir` on 127.0.0.1 at a random port. `log` collects every request path. */
-export async function serve(dir = DIST) {
-  if (!fs.existsSync(path.join(dir, 'index.html'))) {
+export async function serve(dir = DIST, { check = 'index.html' } = {}) {
+  if (!fs.existsSync(path.join(dir, check))) {
     throw new Error(`${dir}/index.html is missing: run \`trunk build --release --offline\` first`);
   }
   const log = [];

@@ -199,6 +199,10 @@ test('broken files show findings, not a blank page', async () => {
   const line = await past.first().innerText();
   assert.match(line, /tensor b\b/);
   assert.match(line, /at byte [\d,]+/);
+  const src = readJson(path.join(FIXTURES, 'truncated.safetensors.source.json'));
+  const size = src.size - 10;
+  assert.equal(await text(page, '[data-testid=equation]'),
+    `${th(size)} ≠ 8 + ${th(src.header_len)} + ${th(src.totals.bytes)} = ${th(src.size)}`);
 
   // A huge header length, garbage, and an empty file: each gets a view with a finding.
   const huge = Buffer.alloc(16);
@@ -220,6 +224,9 @@ test('broken files show findings, not a blank page', async () => {
     codes.push(await page.locator('[data-testid=finding]').first().getAttribute('data-code'));
   }
   assert.deepEqual(codes, ['HeaderTooLarge', 'UnknownFormat', 'FileTooShort']);
+  await tabs.nth(0).click();
+  await done(page);
+  await page.screenshot({ path: path.join(OUT, 'broken.png'), fullPage: true });
   // Closing a view keeps the others.
   await page.click('[data-testid=file-view] button:has-text("Close")');
   assert.equal(await tabs.count(), 3);
@@ -268,6 +275,21 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('dist/ works from a sub-path (relative URLs)', async () => {
+  const sub = await serve(ROOT, { check: 'dist/index.html' });
+  try {
+    const { context, page, errors } = await openPage(browser, `${sub.url}dist/`);
+    await page.setInputFiles('[data-testid=file-input]', path.join(FIXTURES, 'one_tensor.safetensors'));
+    await done(page);
+    assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+    assert.ok(sub.log.some((u) => u.startsWith('/dist/') && u.endsWith('.wasm')), sub.log.join(' '));
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await sub.close();
+  }
 });
 
 test('screenshots, light and dark, wide and phone', async () => {
