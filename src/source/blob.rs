@@ -27,7 +27,13 @@ const MAX_SAFE_OFFSET: u64 = (1 << 53) - 1;
 fn js_err(what: &str, e: JsValue) -> SourceError {
     let detail = e
         .as_string()
-        .or_else(|| js_sys::Error::try_from(e).ok().map(|e| String::from(e.message())))
+        // Error and DOMException (NotReadableError when the file changed) carry `message`;
+        // read it by reflection so a thrown non-Error value cannot trip a conversion.
+        .or_else(|| {
+            js_sys::Reflect::get(&e, &JsValue::from_str("message"))
+                .ok()
+                .and_then(|m| m.as_string())
+        })
         .unwrap_or_else(|| "unknown error".to_string());
     SourceError::new(format!("{what}: {detail}"))
 }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Prints, for the sparse ~6 GB Llama-3.2-3B-shaped safetensors file: bytes read and ms
+# from drop to rendered inventory in Chromium, and the same for the native CLI (median
+# of RUNS=7 runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
+mkdir -p tests/e2e/out
+trunk build --release --offline 2>&1 | tail -n 1
+cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
+file=tests/e2e/out/llama32-3b.sparse.safetensors
+python3 tests/make_sparse_safetensors.py "$file"
+node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek

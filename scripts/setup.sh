@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what tensorpeek's build and tests need, skipping whatever is already there.
+# A fresh machine needs Rust, Node 20 and Python 3.11; everything else comes from
+# crates.io, npm, PyPI and Debian. The two `cargo install`s take ~16 min the first time.
+#
+#   scripts/setup.sh          everything (build + browser tests)
+#   scripts/setup.sh --serve  only what building and serving the page needs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130   # must equal Cargo.lock's wasm-bindgen and Trunk.toml
+WASM_OPT_VERSION=132           # binaryen from npm (package.json); Debian's is too old
+
+serve_only=0
+[[ "${1:-}" == "--serve" ]] && serve_only=1
+
+say() { printf '[setup] %s\n' "$*"; }
+export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
+
+if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "wasm32 target: present"
+else
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [[ "$(trunk --version 2>/dev/null || true)" == "trunk $TRUNK_VERSION" ]]; then
+  say "trunk $TRUNK_VERSION: present"
+else
+  say "installing trunk $TRUNK_VERSION (about 11 minutes)"
+  cargo install --locked "trunk@$TRUNK_VERSION"
+fi
+
+if [[ "$(wasm-bindgen --version 2>/dev/null || true)" == "wasm-bindgen $WASM_BINDGEN_VERSION"* ]]; then
+  say "wasm-bindgen $WASM_BINDGEN_VERSION: present"
+else
+  # No --locked: the locked webpki-roots is not in every registry mirror.
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 5 minutes)"
+  cargo install "wasm-bindgen-cli@$WASM_BINDGEN_VERSION"
+fi
+
+# npm ci brings playwright-core and binaryen (wasm-opt) into node_modules; rerun only
+# when package-lock.json changed since the last install.
+if [[ -f node_modules/.package-lock.json && node_modules/.package-lock.json -nt package-lock.json ]] \
+   && [[ "$(node_modules/.bin/wasm-opt --version 2>/dev/null || true)" == *"version_$WASM_OPT_VERSION"* ]]; then
+  say "node_modules: up to date"
+else
+  say "npm ci"
+  npm ci --no-audit --no-fund
+fi
+wasm-opt --version | grep -q "version_$WASM_OPT_VERSION" || { say "wasm-opt is not version $WASM_OPT_VERSION"; exit 1; }
+
+[[ $serve_only == 1 ]] && exit 0
+
+if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+  say "chromium + chromedriver: present"
+else
+  say "installing chromium and chromium-driver from Debian"
+  sudo_=""; [[ $(id -u) != 0 ]] && sudo_="sudo"
+  $sudo_ apt-get update
+  $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+fi
+
+if python3 -c 'import safetensors, gguf, numpy' 2>/dev/null; then
+  say "python safetensors, gguf, numpy: present"
+else
+  say "pip install safetensors gguf numpy"
+  python3 -m pip install --quiet safetensors gguf numpy
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test: native core tests, the Blob byte source in headless Chromium
+# (wasm-bindgen-test), the release build of the page, and the Playwright end-to-end tests
+# (including a sparse ~6 GB file generated here). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
+LOGS=target/test-logs
+mkdir -p "$LOGS" tests/e2e/out
+summary=()
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "cargo test (native)"
+cargo test 2>&1 | tee "$LOGS/native.log"
+summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
+
+step "wasm-bindgen-test in headless Chromium (Blob byte source)"
+cargo test --target wasm32-unknown-unknown --test wasm_blob 2>&1 | tee "$LOGS/wasm.log"
+summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | tail -n 1)")
+
+step "trunk build --release --offline"
+trunk build --release --offline 2>&1 | tail -n 5
+wasm=$(ls dist/*.wasm)
+summary+=("build:    $(basename "$wasm") $(stat -c %s "$wasm") bytes, $(gzip -c "$wasm" | wc -c) gzipped")
+
+step "sparse files"
+python3 tests/make_sparse_safetensors.py tests/e2e/out/llama32-3b.sparse.safetensors
+
+step "Playwright end-to-end (node --test)"
+node --test --test-concurrency=1 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
+summary+=("e2e:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/e2e.log" | tr '\n' ' ')")
+
+step "summary"
+printf '%s\n' "${summary[@]}"

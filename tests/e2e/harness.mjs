@@ -1,0 +1,106 @@
+// Shared pieces of the browser tests: a tiny static server for dist/, Debian's Chromium
+// through playwright-core, and an init script that counts every byte the page reads
+// from a Blob/File.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DIST = path.join(ROOT, 'dist');
+export const FIXTURES = path.join(ROOT, 'tests/fixtures');
+export const OUT = path.join(ROOT, 'tests/e2e/out');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
+
+/** Serves `dir` on 127.0.0.1 at a random port. `log` collects every request path. */
+export async function serve(dir = DIST, { check = 'index.html' } = {}) {
+  if (!fs.existsSync(path.join(dir, check))) {
+    throw new Error(`${dir}/index.html is missing: run \`trunk build --release --offline\` first`);
+  }
+  const log = [];
+  const server = http.createServer((req, res) => {
+    log.push(req.url);
+    const url = new URL(req.url, 'http://x');
+    let rel = decodeURIComponent(url.pathname);
+    if (rel.endsWith('/')) rel += 'index.html';
+    const file = path.join(dir, path.normalize(rel));
+    if (!file.startsWith(dir) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404);
+      res.end('not found');
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'cache-control': 'no-store',
+    });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/`, log, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic',
+];
+
+export function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+}
+
+// Runs in the page before its own scripts: every way of reading a Blob adds the bytes it
+// reads to window.__reads (one entry per read: [kind, bytes]).
+export const COUNT_READS = () => {
+  window.__reads = [];
+  const note = (kind, blob) => window.__reads.push([kind, blob.size]);
+  for (const m of ['arrayBuffer', 'text', 'bytes', 'stream']) {
+    const orig = Blob.prototype[m];
+    if (!orig) continue;
+    Blob.prototype[m] = function (...args) {
+      note(m, this);
+      return orig.apply(this, args);
+    };
+  }
+  for (const m of ['readAsArrayBuffer', 'readAsText', 'readAsDataURL', 'readAsBinaryString']) {
+    const orig = FileReader.prototype[m];
+    FileReader.prototype[m] = function (blob, ...args) {
+      note(m, blob);
+      return orig.call(this, blob, ...args);
+    };
+  }
+  window.__bytesRead = () => window.__reads.reduce((a, [, n]) => a + n, 0);
+};
+
+/** A page on the served app with read counting, network and error logs. */
+export async function openPage(browser, url, options = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  await page.addInitScript(COUNT_READS);
+  const requests = [];
+  const errors = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(url);
+  await page.waitForSelector('[data-testid=file-input]', { state: 'attached' });
+  return { context, page, requests, errors };
+}
+
+/** Thousands separators as the page prints them. */
+export const th = (n) => BigInt(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+export const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));

@@ -1,0 +1,322 @@
+// End-to-end tests of the page in Debian's Chromium: a real safetensors file written by
+// the PyPI `safetensors` package, a sparse ~6 GB Llama-3.2-3B-shaped file, broken files,
+// and the drop-event path. Run after `trunk build --release --offline`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  fs.mkdirSync(OUT, { recursive: true });
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
+const text = (page, sel) => page.locator(sel).first().innerText();
+
+test('a real safetensors file: numbers, table, export, bytes read, no network', async () => {
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const before = { requests: requests.length, served: server.log.length };
+
+  await page.setInputFiles('[data-testid=file-input]', fixture);
+  await done(page);
+
+  // Read exactly 8 + N bytes, through Blob reads only.
+  const reads = await page.evaluate(() => window.__reads);
+  const total = reads.reduce((a, [, n]) => a + n, 0);
+  assert.equal(total, 8 + want.header_len, `reads: ${JSON.stringify(reads)}`);
+  assert.equal(want.bytes_read, 8 + want.header_len);
+
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  assert.match(await text(page, '[data-testid=size]'), new RegExp(`^${th(want.size)}\\b`));
+  assert.match(await text(page, '[data-testid=header-len]'), new RegExp(`^${th(want.header_len)}\\b`));
+  assert.equal(await text(page, '[data-testid=data-start]'), th(want.data_start));
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  assert.match(await text(page, '[data-testid=params]'), new RegExp(`^${th(want.totals.params)}`));
+  assert.match(await text(page, '[data-testid=tensor-bytes]'), new RegExp(`^${th(want.totals.bytes)}\\b`));
+  assert.equal(await text(page, '[data-testid=equation]'),
+    `${th(want.size)} = 8 + ${th(want.header_len)} + ${th(want.totals.bytes)}`);
+  for (const [dtype, v] of Object.entries(want.totals.by_dtype)) {
+    const cells = await page.locator(`[data-testid=by-dtype] tr[data-dtype="${dtype}"] td`).allInnerTexts();
+    assert.deepEqual(cells.slice(1, 3), [th(v.tensors), th(v.params)], dtype);
+  }
+  // Metadata that looks like markup is shown as text, never parsed as HTML.
+  const meta = await text(page, '[data-testid=metadata]');
+  assert.ok(meta.includes(want.metadata.note), meta);
+  assert.equal(await page.locator('img').count(), 0);
+
+  // The table: every tensor with its absolute start.
+  const rows = page.locator('[data-testid=tensor-row]');
+  assert.equal(await rows.count(), want.tensors.length);
+  for (const t of want.tensors) {
+    const row = page.locator(`[data-testid=tensor-row][data-name="${t.name}"]`);
+    const cells = await row.locator('td').allInnerTexts();
+    assert.equal(cells[2], t.dtype, t.name);
+    assert.equal(cells[3], `[${t.shape.join(', ')}]`, t.name);
+    assert.equal(cells[4], th(t.params), t.name);
+    assert.equal(cells[6], `[${th(t.start)}, ${th(t.end)}]`, t.name);
+    assert.equal(cells[7], th(t.abs_start), t.name);
+  }
+
+  // Sorting by bytes, descending (keyboard: the header is a button).
+  await page.focus('[data-testid=sort-bytes]');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getAttribute('th:has([data-testid=sort-bytes])', 'aria-sort'), 'descending');
+  const biggest = [...want.tensors].sort((a, b) => b.bytes - a.bytes || 0)[0];
+  assert.equal(await rows.first().getAttribute('data-name'), biggest.name);
+  // Sorting by name ascending.
+  await page.click('[data-testid=sort-name]');
+  const names = await rows.evaluateAll((rs) => rs.map((r) => r.dataset.name));
+  assert.deepEqual(names, [...names].sort());
+
+  // Filtering by a name substring.
+  await page.fill('[data-testid=filter]', 'layers.1.');
+  const filtered = want.tensors.filter((t) => t.name.includes('layers.1.'));
+  assert.equal(await rows.count(), filtered.length);
+  assert.equal(await text(page, '[data-testid=row-count]'), `${filtered.length} of ${want.tensors.length} tensors`);
+  await page.fill('[data-testid=filter]', '');
+
+  // Tree: groups with subtotals, collapsible.
+  await page.check('[data-testid=tree-toggle]');
+  const top = page.locator('[data-testid=group-row][data-path=model]');
+  assert.equal(await top.count(), 1);
+  const modelTensors = want.tensors.filter((t) => t.name.startsWith('model.'));
+  assert.ok((await top.innerText()).includes(`${modelTensors.length} tensors`));
+  assert.ok((await top.innerText()).includes(th(modelTensors.reduce((a, t) => a + t.params, 0))));
+  await top.locator('button').press('Enter');
+  assert.equal(await top.locator('button').getAttribute('aria-expanded'), 'true');
+  await page.click('[data-testid=expand-all]');
+  assert.equal(await rows.count(), want.tensors.length);
+  await page.uncheck('[data-testid=tree-toggle]');
+
+  // Copy buttons: a row's name, and the selected tensor's JSON.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  const first = want.tensors[0].name;
+  await page.locator(`[data-testid=tensor-row][data-name="${first}"] button.copy`).click();
+  await page.waitForSelector(`[data-testid=tensor-row][data-name="${first}"] button.copy[data-copied=yes]`);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), first);
+  assert.equal(await page.locator('[data-testid=tensor-panel]').count(), 0, 'copying does not select the row');
+
+  // Selecting a row (Enter) opens the tensor panel.
+  await rows.first().focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=tensor-panel]');
+  await page.click('[data-testid=copy-json]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=copy-json]').textContent === 'Copied');
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert.equal(copied.name, await rows.first().getAttribute('data-name'));
+
+  // Export JSON: the report of docs/report.md.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-json]')]);
+  const saved = path.join(OUT, 'export.json');
+  await download.saveAs(saved);
+  const report = readJson(saved);
+  assert.equal(report.tool, 'tensorpeek');
+  assert.equal(report.files.length, 1);
+  const f = report.files[0];
+  for (const k of ['name', 'size', 'header_len', 'data_start', 'bytes_read']) assert.equal(f[k], want[k], k);
+  assert.equal(f.format, 'safetensors');
+  assert.equal(f.ok, true);
+  assert.deepEqual(f.metadata, want.metadata);
+  assert.deepEqual(f.totals, want.totals);
+  assert.equal(f.tensors.length, want.tensors.length);
+  for (const t of want.tensors) {
+    const g = f.tensors.find((x) => x.name === t.name);
+    assert.ok(g, t.name);
+    for (const k of ['dtype', 'shape', 'params', 'start', 'end', 'abs_start']) assert.deepEqual(g[k], t[k], `${t.name}.${k}`);
+  }
+
+  // Nothing went over the network after the page loaded (the export is a blob: URL).
+  const net = requests.slice(before.requests).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
+  assert.deepEqual(net, []);
+  assert.equal(server.log.length, before.served);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a sparse 6 GB Llama-3.2-3B-shaped file: counts and offsets past 4 GiB', async () => {
+  const file = path.join(OUT, 'llama32-3b.sparse.safetensors');
+  if (!fs.existsSync(file)) {
+    execFileSync('python3', [path.join(ROOT, 'tests/make_sparse_safetensors.py'), file]);
+  }
+  const want = readJson(file + '.expected.json');
+  assert.ok(want.size > 6e9);
+  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const nreq = requests.length;
+  const t0 = Date.now();
+  await page.setInputFiles('[data-testid=file-input]', file);
+  await done(page);
+  const ms = Date.now() - t0;
+  assert.ok(ms < 10_000, `took ${ms} ms`);
+
+  assert.equal(await page.evaluate(() => window.__bytesRead()), 8 + want.header_len);
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  assert.equal(await text(page, '[data-testid=tensor-count]'), '254');
+  assert.match(await text(page, '[data-testid=params]'), /^3,212,749,824/);
+  assert.match(await text(page, '[data-testid=tensor-bytes]'), /^6,425,499,648\b/);
+  assert.match(await text(page, '[data-testid=size]'), new RegExp(`^${th(want.size)}\\b`));
+  assert.equal(await text(page, '[data-testid=data-start]'), th(want.data_start));
+  assert.equal(await text(page, '[data-testid=equation]'), `${th(want.size)} = 8 + ${th(want.header_len)} + 6,425,499,648`);
+  assert.ok((await page.getAttribute('[data-testid=size] .bytes', 'title')).includes(th(want.size)));
+  // The first rows render at once, the rest of the first page a task later.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=tensor-row]').length === 254);
+  for (const t of [want.last, want.first_past_4gib]) {
+    assert.ok(t.abs_start > 2 ** 32 || t === want.first_past_4gib);
+    const cells = await page.locator(`[data-testid=tensor-row][data-name="${t.name}"] td`).allInnerTexts();
+    assert.equal(cells[6], `[${th(t.start)}, ${th(t.end)}]`);
+    assert.equal(cells[7], th(t.abs_start));
+  }
+  assert.ok(want.first_past_4gib.abs_start > 2 ** 32);
+  // Sort by absolute start, descending: the last tensor first.
+  await page.click('[data-testid=sort-absstart]');
+  await page.click('[data-testid=sort-absstart]');
+  assert.equal(await page.locator('[data-testid=tensor-row]').first().getAttribute('data-name'), want.last.name);
+  assert.deepEqual(requests.slice(nreq), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('broken files show findings, not a blank page', async () => {
+  const { context, page, errors } = await openPage(browser, server.url);
+  await page.setInputFiles('[data-testid=file-input]', path.join(FIXTURES, 'truncated.safetensors'));
+  await done(page);
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'errors');
+  const past = page.locator('[data-testid=finding][data-code=TensorPastEnd]');
+  assert.ok((await past.count()) >= 1);
+  const line = await past.first().innerText();
+  assert.match(line, /tensor b\b/);
+  assert.match(line, /at byte [\d,]+/);
+  const src = readJson(path.join(FIXTURES, 'truncated.safetensors.source.json'));
+  const size = src.size - 10;
+  assert.equal(await text(page, '[data-testid=equation]'),
+    `${th(size)} ≠ 8 + ${th(src.header_len)} + ${th(src.totals.bytes)} = ${th(src.size)}`);
+
+  // A huge header length, garbage, and an empty file: each gets a view with a finding.
+  const huge = Buffer.alloc(16);
+  huge.writeBigUInt64LE(10n ** 12n);
+  huge.write('{}', 8);
+  await page.setInputFiles('[data-testid=file-input]', [
+    { name: 'huge-header.safetensors', mimeType: 'application/octet-stream', buffer: huge },
+    { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello, this is not a model file') },
+    { name: 'empty.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.alloc(0) },
+  ]);
+  const tabs = page.locator('[data-testid=tab]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab] .mark.reading').length === 0);
+  assert.equal(await tabs.count(), 4);
+  const codes = [];
+  for (const i of [1, 2, 3]) {
+    await tabs.nth(i).click();
+    await done(page);
+    assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'errors');
+    codes.push(await page.locator('[data-testid=finding]').first().getAttribute('data-code'));
+  }
+  assert.deepEqual(codes, ['HeaderTooLarge', 'UnknownFormat', 'FileTooShort']);
+  await tabs.nth(0).click();
+  await done(page);
+  await page.screenshot({ path: path.join(OUT, 'broken.png'), fullPage: true });
+  // Closing a view keeps the others.
+  await page.click('[data-testid=file-view] button:has-text("Close")');
+  assert.equal(await tabs.count(), 3);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () => {
+  const a = fs.readFileSync(path.join(FIXTURES, 'one_tensor.safetensors'));
+  const b = fs.readFileSync(path.join(FIXTURES, 'tiny_model.safetensors'));
+  const wantA = readJson(path.join(FIXTURES, 'one_tensor.safetensors.expected.json'));
+  const wantB = readJson(path.join(FIXTURES, 'tiny_model.safetensors.expected.json'));
+  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const nreq = requests.length;
+  const entered = await page.evaluate(([a, b]) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(a)], 'one_tensor.safetensors'));
+    dt.items.add(new File([new Uint8Array(b)], 'tiny_model.safetensors'));
+    window.__dt = dt;
+    const zone = document.querySelector('[data-testid=dropzone]');
+    window.__fire = (type) => zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: window.__dt }));
+    // dispatchEvent returns false when a handler called preventDefault().
+    return { enter: window.__fire('dragenter'), over: window.__fire('dragover') };
+  }, [[...a], [...b]]);
+  assert.deepEqual(entered, { enter: false, over: false }, 'dragenter/dragover must call preventDefault');
+  await page.waitForSelector('.app.dragging');
+  assert.equal(await page.evaluate(() => window.__fire('drop')), false, 'drop must call preventDefault');
+  await page.waitForSelector('.app:not(.dragging)');
+  // Instant feedback: both views exist at once.
+  const tabs = page.locator('[data-testid=tab]');
+  assert.equal(await tabs.count(), 2);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab] .mark.reading').length === 0);
+  assert.equal(await page.evaluate(() => window.__bytesRead()), 8 + wantA.header_len + 8 + wantB.header_len);
+  // The last dropped file is shown.
+  await done(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(wantB.totals.tensors));
+  await tabs.first().click();
+  await done(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(wantA.totals.tensors));
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  // Export of both files at once.
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-all]')]);
+  const saved = path.join(OUT, 'export-all.json');
+  await dl.saveAs(saved);
+  assert.deepEqual(readJson(saved).files.map((f) => f.name), ['one_tensor.safetensors', 'tiny_model.safetensors']);
+  assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('dist/ works from a sub-path (relative URLs)', async () => {
+  const sub = await serve(ROOT, { check: 'dist/index.html' });
+  try {
+    const { context, page, errors } = await openPage(browser, `${sub.url}dist/`);
+    await page.setInputFiles('[data-testid=file-input]', path.join(FIXTURES, 'one_tensor.safetensors'));
+    await done(page);
+    assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+    assert.ok(sub.log.some((u) => u.startsWith('/dist/') && u.endsWith('.wasm')), sub.log.join(' '));
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await sub.close();
+  }
+});
+
+test('screenshots, light and dark, wide and phone', async () => {
+  const file = path.join(OUT, 'llama32-3b.sparse.safetensors');
+  const docs = path.join(ROOT, 'docs');
+  fs.mkdirSync(OUT, { recursive: true });
+  for (const [scheme, name, viewport] of [
+    ['light', 'screenshot.png', { width: 1280, height: 1000 }],
+    ['dark', 'screenshot-dark.png', { width: 1280, height: 1000 }],
+    ['light', 'phone.png', { width: 390, height: 844 }],
+  ]) {
+    const { context, page, errors } = await openPage(browser, server.url, { viewport, colorScheme: scheme });
+    await page.setInputFiles('[data-testid=file-input]', file);
+    await done(page);
+    await page.check('[data-testid=tree-toggle]');
+    const layer = page.locator('[data-testid=group-row][data-path=model] button');
+    await layer.click();
+    await page.locator('[data-testid=group-row][data-path="model.layers"] button').click();
+    await page.locator('[data-testid=group-row][data-path="model.layers.0"] button').click();
+    await page.locator('[data-testid=group-row][data-path="model.layers.0.self_attn"] button').click();
+    await page.locator('[data-testid=tensor-row][data-name="model.layers.0.self_attn.q_proj.weight"]').click();
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    // The committed pictures in docs/ are refreshed only when asked (UPDATE_SCREENSHOTS=1).
+    const dir = name !== 'phone.png' && process.env.UPDATE_SCREENSHOTS ? docs : OUT;
+    await page.screenshot({ path: path.join(dir, name), fullPage: false });
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});

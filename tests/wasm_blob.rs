@@ -1,0 +1,127 @@
+//! The Blob byte source and the driver over it, in headless Chromium
+//! (`cargo test --target wasm32-unknown-unknown`, runner wasm-bindgen-test-runner).
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use tensorpeek::error::SourceError;
+use tensorpeek::source::{blob::BlobSource, inspect, ByteSource};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn blob_of(bytes: &[u8]) -> web_sys::Blob {
+    let arr = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&arr);
+    web_sys::Blob::new_with_u8_array_sequence(&parts).unwrap()
+}
+
+/// Records every read, to check what the driver asked for.
+struct Counting {
+    inner: BlobSource,
+    reads: RefCell<Vec<(u64, u64)>>,
+}
+
+impl ByteSource for Counting {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        self.reads.borrow_mut().push((start, len));
+        self.inner.read_at(start, len).await
+    }
+}
+
+#[wasm_bindgen_test]
+async fn reads_exact_ranges() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+    let src = BlobSource::new(blob_of(&bytes));
+    assert_eq!(src.len(), 1000);
+    assert_eq!(src.read_at(0, 8).await.unwrap(), bytes[..8].to_vec());
+    assert_eq!(
+        src.read_at(300, 200).await.unwrap(),
+        bytes[300..500].to_vec()
+    );
+    assert_eq!(src.read_at(999, 1).await.unwrap(), vec![bytes[999]]);
+    assert_eq!(src.read_at(1000, 0).await.unwrap(), Vec::<u8>::new());
+    assert_eq!(src.read_at(0, 1000).await.unwrap(), bytes);
+}
+
+#[wasm_bindgen_test]
+async fn short_and_far_reads_are_errors_not_wrapped() {
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let src = BlobSource::new(blob_of(&bytes));
+    // Past the end: Blob.slice clamps, so the source must notice the short read.
+    assert!(src.read_at(90, 20).await.is_err());
+    // Offsets past 2 GiB and 4 GiB: with i32/u32 offsets these would wrap to 16 and
+    // return bytes 16..26; f64 offsets give an empty slice and so an error.
+    assert!(src.read_at((1u64 << 31) + 16, 10).await.is_err());
+    assert!(src.read_at((1u64 << 32) + 16, 10).await.is_err());
+    // Past what a JS number holds exactly, and u64 overflow.
+    assert!(src.read_at(1u64 << 60, 1).await.is_err());
+    assert!(src.read_at(u64::MAX, 2).await.is_err());
+}
+
+#[wasm_bindgen_test]
+async fn inspects_a_safetensors_blob_reading_only_the_header() {
+    let file = include_bytes!("fixtures/tiny_model.safetensors");
+    let expected: serde_json::Value = serde_json::from_str(include_str!(
+        "fixtures/tiny_model.safetensors.expected.json"
+    ))
+    .unwrap();
+    let src = Counting {
+        inner: BlobSource::new(blob_of(file)),
+        reads: RefCell::new(Vec::new()),
+    };
+    let insp = inspect(&src, "tiny_model.safetensors").await;
+    let r = &insp.report;
+    let n = expected["header_len"].as_u64().unwrap();
+    assert!(r.ok, "{:?}", r.errors);
+    assert_eq!(r.size, expected["size"].as_u64().unwrap());
+    assert_eq!(r.header_len, Some(n));
+    assert_eq!(r.data_start, Some(8 + n));
+    assert_eq!(r.bytes_read, 8 + n);
+    // Exactly two reads: the 8-byte length, then the N header bytes after it.
+    assert_eq!(*src.reads.borrow(), vec![(0, 8), (8, n)]);
+    assert_eq!(
+        r.totals.tensors,
+        expected["totals"]["tensors"].as_u64().unwrap()
+    );
+    assert_eq!(
+        r.totals.params,
+        expected["totals"]["params"].as_u64().unwrap()
+    );
+    assert_eq!(
+        r.totals.bytes,
+        expected["totals"]["bytes"].as_u64().unwrap()
+    );
+    for want in expected["tensors"].as_array().unwrap() {
+        let name = want["name"].as_str().unwrap();
+        let got = r.tensors.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(got.dtype, want["dtype"].as_str().unwrap(), "{name}");
+        let shape: Vec<u64> = want["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        assert_eq!(got.shape, shape, "{name}");
+        assert_eq!(got.start, want["start"].as_u64().unwrap(), "{name}");
+        assert_eq!(got.end, want["end"].as_u64().unwrap(), "{name}");
+        assert_eq!(got.abs_start, want["abs_start"].as_u64(), "{name}");
+    }
+    assert_eq!(r.metadata, expected["metadata"]);
+}
+
+#[wasm_bindgen_test]
+async fn a_truncated_blob_gives_findings() {
+    let file = include_bytes!("fixtures/truncated.safetensors");
+    let src = BlobSource::new(blob_of(file));
+    let insp = inspect(&src, "truncated.safetensors").await;
+    assert!(!insp.report.ok);
+    assert!(insp
+        .report
+        .errors
+        .iter()
+        .any(|f| f.code == tensorpeek::error::Code::TensorPastEnd
+            && f.tensor.as_deref() == Some("b")));
+}
