@@ -31,7 +31,7 @@ pub struct GgmlType {
 }
 
 /// `GGML_TYPE_COUNT` in ggml.h today: ids at or above it are unknown.
-pub const GGML_TYPE_COUNT: u32 = 42;
+pub const GGML_TYPE_COUNT: u32 = 43;
 
 const QK_K: u64 = 256;
 
@@ -91,6 +91,9 @@ pub const GGML_TYPES: [GgmlType; GGML_TYPE_COUNT as usize] = [
     t(39, "MXFP4", 32, 1 + 16, C),
     t(40, "NVFP4", 64, 4 + 32, C),
     t(41, "Q1_0", 128, 2 + 16, C),
+    // Mainline ggml's 2-bit ternary type: block_q2_0 { ggml_half d; uint8_t qs[QK2_0/4]; },
+    // QK2_0 = 64 → 2 + 16 bytes per 64 elements.
+    t(42, "Q2_0", 64, 2 + 16, C),
 ];
 
 impl GgmlType {
@@ -189,7 +192,9 @@ mod tests {
             assert!(t.block_size > 0 && t.type_size > 0);
             assert_eq!(GgmlType::from_name(t.name), Some(*t));
         }
-        assert_eq!(GgmlType::from_id(42), None);
+        assert_eq!(GgmlType::from_id(42).map(|t| (t.name, t.block_size, t.type_size)), Some(("Q2_0", 64, 18)));
+        assert_eq!(GgmlType::from_id(43), None);
+        assert_eq!(GGML_TYPES.len(), 43, "ids 0–42");
         assert_eq!(GgmlType::from_id(u32::MAX), None);
         let removed: Vec<u32> = GGML_TYPES.iter().filter(|t| t.is_removed()).map(|t| t.id).collect();
         assert_eq!(removed, vec![4, 5, 31, 32, 33, 36, 37, 38]);
