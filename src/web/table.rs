@@ -231,8 +231,12 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             idx
         },
     );
-    let root: Rc<Node> = use_memo((p.tensors.clone(), order.clone()), |(ts, order)| {
+    // Built only while the tree is shown.
+    let root: Rc<Node> = use_memo((p.tensors.clone(), order.clone(), *tree), |(ts, order, on)| {
         let mut root = Node::default();
+        if !*on {
+            return root;
+        }
         for &i in order.iter() {
             if let Some(t) = ts.0.get(i) {
                 let parts: Vec<&str> = t.name.split('.').collect();
