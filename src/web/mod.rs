@@ -175,7 +175,11 @@ pub fn app() -> Html {
                 let d = state.dispatcher();
                 Callback::from(move |_: ()| d.dispatch(Action::Remove(id)))
             };
-            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} /> }
+            let on_deselect = {
+                let d = state.dispatcher();
+                Callback::from(move |_: ()| d.dispatch(Action::Select(None)))
+            };
+            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} {on_deselect} /> }
         }
         None => html! {
             <section class="empty" data-testid="empty">

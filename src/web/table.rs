@@ -145,7 +145,11 @@ fn single(node: &Node) -> Option<usize> {
 }
 
 fn flatten<'a>(node: &'a Node, depth: usize, expanded: &HashSet<String>, out: &mut Vec<Line<'a>>) {
-    let strip = if node.path.is_empty() { 0 } else { node.path.len() + 1 };
+    let strip = if node.path.is_empty() {
+        0
+    } else {
+        node.path.len() + 1
+    };
     for c in &node.children {
         // A group of one tensor is shown as that tensor (`input_layernorm.weight`).
         if c.count == 1 {
@@ -227,8 +231,12 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             idx
         },
     );
-    let root: Rc<Node> = use_memo((p.tensors.clone(), order.clone()), |(ts, order)| {
+    // Built only while the tree is shown.
+    let root: Rc<Node> = use_memo((p.tensors.clone(), order.clone(), *tree), |(ts, order, on)| {
         let mut root = Node::default();
+        if !*on {
+            return root;
+        }
         for &i in order.iter() {
             if let Some(t) = ts.0.get(i) {
                 let parts: Vec<&str> = t.name.split('.').collect();
@@ -395,11 +403,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             .collect()
     } else {
         total_rows = order.len();
-        order
-            .iter()
-            .take(*limit)
-            .map(|&i| row(i, 0, 0))
-            .collect()
+        order.iter().take(*limit).map(|&i| row(i, 0, 0)).collect()
     };
 
     let more = total_rows.saturating_sub(*limit);

@@ -25,6 +25,9 @@ pub struct FileViewProps {
     /// Close this file (cancels a read in flight).
     #[prop_or_default]
     pub on_close: Callback<()>,
+    /// Clear the tensor selection.
+    #[prop_or_default]
+    pub on_deselect: Callback<()>,
 }
 
 #[function_component(FileView)]
@@ -61,13 +64,13 @@ pub fn file_view(p: &FileViewProps) -> Html {
                         <Summary report={insp.clone()} />
                         <Reconciliation report={insp.clone()} />
                     </div>
-                    <Findings report={insp.clone()} />
+                    <Findings report={insp.clone()} tensors={tensors.clone()} on_select={p.on_select.clone()} />
                     { format_section(insp) }
+                    if let Some(i) = p.selected {
+                        <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
+                    }
                     if !r.tensors.is_empty() {
                         <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />
-                    }
-                    if let Some(i) = p.selected {
-                        <TensorPanel tensors={tensors.clone()} index={i} />
                     }
                 </article>
             }
@@ -303,7 +306,12 @@ pub fn reconciliation(p: &ReportProps) -> Html {
     } else {
         // The terms add up to more than the file: say so instead of a false equation.
         let sum = u64::try_from(accounted).map_or_else(|_| accounted.to_string(), fmt::thousands);
-        format!("{} ≠ {} = {}", fmt::thousands(r.size), terms.join(" + "), sum)
+        format!(
+            "{} ≠ {} = {}",
+            fmt::thousands(r.size),
+            terms.join(" + "),
+            sum
+        )
     };
     let total: f64 = parts.iter().map(|x| x.bytes as f64).sum::<f64>().max(1.0);
     html! {
@@ -330,8 +338,17 @@ pub fn reconciliation(p: &ReportProps) -> Html {
     }
 }
 
+#[derive(Properties, PartialEq)]
+pub struct FindingsProps {
+    pub report: Shared,
+    /// The tensors of the table, to turn a finding's tensor into a link to its row.
+    pub tensors: Tensors,
+    #[prop_or_default]
+    pub on_select: Callback<usize>,
+}
+
 #[function_component(Findings)]
-pub fn findings(p: &ReportProps) -> Html {
+pub fn findings(p: &FindingsProps) -> Html {
     let r: &FileReport = &p.report.0.report;
     let all: Vec<&Finding> = r.findings().collect();
     if all.is_empty() {
@@ -350,7 +367,7 @@ pub fn findings(p: &ReportProps) -> Html {
                             <span class="msg">{ f.message.clone() }</span>
                             <span class="where dim">
                                 if let Some(o) = f.offset { <span>{ format!("at byte {}", fmt::thousands(o)) }</span> }
-                                if let Some(t) = &f.tensor { <span>{ "tensor " }<code>{ t.clone() }</code></span> }
+                                if let Some(t) = &f.tensor { <span>{ "tensor " }{ tensor_link(t, p) }</span> }
                                 if let Some(fl) = &f.field { <span>{ "field " }<code>{ fl.clone() }</code></span> }
                             </span>
                         </li>
@@ -361,10 +378,24 @@ pub fn findings(p: &ReportProps) -> Html {
     }
 }
 
+/// A finding's tensor: a button that selects its row when the table has it.
+fn tensor_link(name: &str, p: &FindingsProps) -> Html {
+    match p.tensors.0.iter().position(|t| t.name == name) {
+        Some(i) => {
+            let cb = p.on_select.clone();
+            let onclick = Callback::from(move |_: MouseEvent| cb.emit(i));
+            html! { <button type="button" class="link" {onclick} title="Show this tensor"><code>{ name.to_string() }</code></button> }
+        }
+        None => html! { <code>{ name.to_string() }</code> },
+    }
+}
+
 #[derive(Properties, PartialEq)]
 pub struct TensorPanelProps {
     pub tensors: Tensors,
     pub index: usize,
+    #[prop_or_default]
+    pub on_close: Callback<()>,
 }
 
 /// The selected tensor. The values panel (read on request) will plug in here.
@@ -374,10 +405,17 @@ pub fn tensor_panel(p: &TensorPanelProps) -> Html {
         return html! {};
     };
     let json = serde_json::to_string_pretty(t).unwrap_or_default();
+    let close = {
+        let cb = p.on_close.clone();
+        Callback::from(move |_: MouseEvent| cb.emit(()))
+    };
     let end_abs = t.abs_start.zip(t.bytes).and_then(|(a, b)| a.checked_add(b));
     html! {
-        <section class="card panel" aria-label="Selected tensor" data-testid="tensor-panel">
-            <h3>{ "Selected tensor" }</h3>
+        <section class="card panel" aria-label="Selected tensor" data-testid="tensor-panel" data-name={t.name.clone()}>
+            <div class="panel-head">
+                <h3>{ "Selected tensor" }</h3>
+                <button type="button" class="ghost" onclick={close} data-testid="panel-close">{ "Close" }</button>
+            </div>
             <p class="tname-big"><code>{ t.name.clone() }</code></p>
             <dl>
                 { item("Dtype", "sel-dtype", html!{ <code>{ t.dtype.clone() }</code> }) }
