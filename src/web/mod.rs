@@ -107,6 +107,9 @@ fn open_checkpoint(
     dispatcher: UseReducerDispatcher<State>,
 ) {
     let started = now_ms();
+    // By name, so shards come in order whatever order the browser lists a folder in.
+    let mut picked = picked;
+    picked.sort_by(|a, b| a.0.cmp(&b.0));
     let mut tabs = Vec::new();
     let mut shards = Vec::new();
     let mut companions = Vec::new();
