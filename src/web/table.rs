@@ -353,7 +353,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                         onclick={copy_name.clone()} onkeydown={stop_keys.clone()} data-copy={t.name.clone()}>{ "Copy" }</button>
                 </td>
                 if let Some(files) = &p.files {
-                    <td class="file" data-testid="tensor-file">{ files.get(idx).cloned().unwrap_or_default() }</td>
+                    <td class="file" data-testid="tensor-file" title={files.get(idx).cloned().unwrap_or_default()}>{ files.get(idx).cloned().unwrap_or_default() }</td>
                 }
                 <td><code>{ t.dtype.clone() }</code></td>
                 <td class="shape">{ fmt::shape(&t.shape) }</td>
