@@ -174,6 +174,12 @@ test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', asy
     await page.screenshot({ path: path.join(ROOT, 'docs/screenshot-model.png'), fullPage: false });
   }
   await page.screenshot({ path: path.join(OUT, 'model.png'), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: path.join(OUT, 'model-dark.png'), fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(OUT, 'model-phone.png'), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
   assert.deepEqual(errors, []);
   await context.close();
