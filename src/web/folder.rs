@@ -120,7 +120,8 @@ pub async fn walk(entries: Vec<FileSystemEntry>) -> (Vec<Picked>, Vec<String>) {
                 Err(_) => skipped.push(format!("{}: could not be opened", entry_path(&entry))),
             }
         } else if entry.is_directory() {
-            if depth >= MAX_FOLDER_DEPTH {
+            // The dropped folders are level 0; their subfolders 1, …
+            if depth > MAX_FOLDER_DEPTH {
                 skipped.push(format!(
                     "{}: deeper than {MAX_FOLDER_DEPTH} folder levels, not read",
                     entry_path(&entry)

@@ -197,18 +197,31 @@ test('a checkpoint folder dropped (directory entries walked, readEntries in batc
       isFile: true, isDirectory: false, name: file.name, fullPath: `/${dir}/${file.name}`,
       file(ok) { later(() => ok(file)); },
     });
-    const dirEntry = (name, children) => ({
-      isFile: false, isDirectory: true, name, fullPath: `/${name}`,
+    window.__readEntriesCalls = {};
+    const dirEntry = (name, fullPath, children) => ({
+      isFile: false, isDirectory: true, name, fullPath,
       createReader() {
         // Two batches, then empty: the walker must call readEntries until it is empty.
         const batches = [children.slice(0, 3), children.slice(3), []];
-        window.__readEntriesCalls = (window.__readEntriesCalls ?? 0);
-        return { readEntries(ok) { window.__readEntriesCalls += 1; later(() => ok(batches.shift() ?? [])); } };
+        return {
+          readEntries(ok) {
+            window.__readEntriesCalls[fullPath] = (window.__readEntriesCalls[fullPath] ?? 0) + 1;
+            later(() => ok(batches.shift() ?? []));
+          },
+        };
       },
     });
     const objs = files.map(([n, bytes]) => fileEntry(new File([new Uint8Array(bytes)], n), 'good'));
     objs.push(fileEntry(new File(['# readme'], 'README.md'), 'good'));
-    const root = dirEntry('good', objs);
+    // A subfolder (walked: its file is listed as ignored) and a chain of folders deeper
+    // than MAX_FOLDER_DEPTH (8), whose bottom is not walked.
+    objs.push(dirEntry('original', '/good/original',
+      [fileEntry(new File(['not a model'], 'consolidated.pth'), 'good/original')]));
+    let deep = fileEntry(new File(['deep'], 'deep.txt'), 'good/deep');
+    let p = '/good' + '/d'.repeat(10);
+    for (let i = 10; i > 0; i--) { deep = dirEntry('d', p, [deep]); p = p.slice(0, -2); }
+    objs.push(deep);
+    const root = dirEntry('good', '/good', objs);
     DataTransferItem.prototype.webkitGetAsEntry = function () { return root; };
     const dt = new DataTransfer();
     dt.items.add(new File([''], 'good'));
@@ -217,7 +230,14 @@ test('a checkpoint folder dropped (directory entries walked, readEntries in batc
     zone.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
   }, files);
   await modelDone(page);
-  assert.equal(await page.evaluate(() => window.__readEntriesCalls), 3);
+  const calls = await page.evaluate(() => window.__readEntriesCalls);
+  assert.equal(calls['/good'], 3, 'readEntries is called until it returns an empty batch');
+  assert.equal(calls['/good/original'], 2);
+  assert.equal(calls['/good/d/d/d/d/d/d/d/d'], 2, 'the 8th level below the dropped folder is read');
+  assert.equal(calls['/good/d/d/d/d/d/d/d/d/d'], undefined, 'the 9th is not');
+  assert.equal(await page.locator('[data-testid=ignored-row][data-name="good/original/consolidated.pth"]').count(), 1);
+  const notes = await page.$$eval('[data-testid=ignored-row]', (r) => r.map((x) => x.dataset.name));
+  assert.ok(notes.some((n) => n.includes('deeper than 8 folder levels')), notes.join(' | '));
   await checkGood(page, 'good/');
   // README.md is listed as ignored and never read.
   assert.equal(await page.locator('[data-testid=ignored-row][data-name="good/README.md"]').count(), 1);
