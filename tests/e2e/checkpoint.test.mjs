@@ -246,7 +246,7 @@ test('a checkpoint folder dropped (directory entries walked, readEntries in batc
   await context.close();
 });
 
-test('broken checkpoints: a missing shard, a wrong k_proj shape', async () => {
+test('broken checkpoints: a missing shard, a wrong k_proj shape, a tensor in the wrong shard (loose files)', async () => {
   const { context, page, errors } = await openPage(browser, server.url);
   // Missing shard: the exact sentence, in the findings and in the shards table.
   await page.setInputFiles('[data-testid=folder-input]', path.join(CKPT, 'missing_shard'));
@@ -273,6 +273,15 @@ test('broken checkpoints: a missing shard, a wrong k_proj shape', async () => {
   assert.equal(await sm.locator('.where code').last().textContent(), 'shape');
   assert.ok((await sm.locator('.where').textContent()).includes(want.tensor));
   assert.equal(await text(page, '[data-testid=audit-shape]'), '1');
+
+  // Loose files (Choose files… with every file of the folder) form a checkpoint too.
+  const ws = path.join(CKPT, 'wrong_shard');
+  await page.setInputFiles('[data-testid=file-input]', fs.readdirSync(ws).map((f) => path.join(ws, f)));
+  await page.waitForSelector('[data-testid=model-view][data-state=done] [data-testid=model-finding][data-code=TensorInWrongShard]');
+  const wrong = page.locator('[data-testid=model-finding][data-code=TensorInWrongShard]');
+  assert.equal(await wrong.count(), 1);
+  assert.ok((await wrong.locator('.where').textContent()).includes(EXPECTED.variants.wrong_shard.findings[0].tensor));
+  assert.equal(await text(page, '[data-testid=model-view] h2'), 'checkpoint');
   assert.deepEqual(errors, []);
   await context.close();
 });
