@@ -188,11 +188,16 @@ fn open_checkpoint(
             });
         }
         let mut read = Vec::new();
+        let mut unread = Vec::new();
         for (name, src) in companions {
-            // A companion that cannot be read is left out (its row says "not used").
-            if let Ok(bytes) = src.read_at(0, src.len()).await {
-                bytes_read = bytes_read.saturating_add(bytes.len() as u64);
-                read.push((name, bytes));
+            // A companion that cannot be read (e.g. changed on disk since it was picked)
+            // is left out of the model and listed in the Files card.
+            match src.read_at(0, src.len()).await {
+                Ok(bytes) => {
+                    bytes_read = bytes_read.saturating_add(bytes.len() as u64);
+                    read.push((name, bytes));
+                }
+                Err(e) => unread.push((name, e.to_string())),
             }
         }
         let recognised = read
@@ -207,7 +212,7 @@ fn open_checkpoint(
             let model = checkpoint::build_model(&reports, &read);
             dispatcher.dispatch(Action::CheckpointLoaded {
                 id: cid,
-                data: Rc::new(ModelData::new(model, reports)),
+                data: Rc::new(ModelData::new(model, reports, unread)),
                 bytes_read,
                 now_ms: now_ms(),
             });

@@ -40,10 +40,12 @@ pub struct ModelData {
     /// The merged tensors for the table, and each one's file.
     pub tensors: Tensors,
     pub tensor_files: Rc<Vec<String>>,
+    /// JSON files that could not be read: (name, why).
+    pub unread: Vec<(String, String)>,
 }
 
 impl ModelData {
-    pub fn new(model: ModelReport, files: Vec<FileReport>) -> ModelData {
+    pub fn new(model: ModelReport, files: Vec<FileReport>, unread: Vec<(String, String)>) -> ModelData {
         let tensors = Tensors(Rc::new(model.tensors.iter().map(|t| t.tensor.clone()).collect()));
         let tensor_files = Rc::new(model.tensors.iter().map(|t| t.file.clone()).collect());
         ModelData {
@@ -51,6 +53,7 @@ impl ModelData {
             files,
             tensors,
             tensor_files,
+            unread,
         }
     }
 
@@ -154,7 +157,7 @@ pub fn model_view(p: &ModelViewProps) -> Html {
             </div>
             <div class="grid">
                 if let Some(t) = &m.tokenizer { { tokenizer(t) } }
-                { files_given(c, m) }
+                { files_given(c, d) }
             </div>
             if !m.tensors.is_empty() {
                 <TensorTable tensors={d.tensors.clone()} files={Some(d.tensor_files.clone())}
@@ -543,7 +546,8 @@ fn tokenizer(t: &TokenizerSummary) -> Html {
     }
 }
 
-fn files_given(c: &Checkpoint, m: &ModelReport) -> Html {
+fn files_given(c: &Checkpoint, d: &ModelData) -> Html {
+    let m = &d.model;
     html! {
         <section class="card files-given" aria-label="Files" data-testid="model-files">
             <h3>{ "Files" }</h3>
@@ -555,6 +559,13 @@ fn files_given(c: &Checkpoint, m: &ModelReport) -> Html {
                             <td><code>{ f.name.clone() }</code></td>
                             <td>{ f.kind.name() }{ if f.used { "" } else { " (not used)" } }</td>
                             <td class="n"><Bytes n={f.size} /></td>
+                        </tr>
+                    }) }
+                    { for d.unread.iter().map(|(name, why)| html! {
+                        <tr data-testid="unread-row" data-name={name.clone()} class="bad">
+                            <td><code>{ name.clone() }</code></td>
+                            <td>{ format!("could not be read: {why}") }</td>
+                            <td></td>
                         </tr>
                     }) }
                     { for c.ignored.iter().map(|f| html! {
