@@ -6,13 +6,17 @@
 //! `view::format_section`; the tensor table ([`table::TensorTable`]) calls `on_select`
 //! with a tensor's index, which lands in `State::selected` and opens [`view::TensorPanel`].
 
+pub mod folder;
+pub mod model_view;
 pub mod state;
 pub mod table;
 pub mod util;
 pub mod view;
 
-use crate::report::Report;
-use crate::source::{self, blob::BlobSource};
+use crate::formats::{self, checkpoint};
+use crate::report::{Format, Report};
+use crate::source::{self, blob::BlobSource, ByteSource};
+use model_view::{Checkpoint, Ignored, ModelData, ModelView};
 use state::{Action, State, Status};
 use std::rc::Rc;
 use util::{download, now_ms, Bytes};
@@ -27,7 +31,7 @@ pub fn start() {
 
 /// Starts reading each file; the views appear at once in the "reading header…" state.
 fn open_files(
-    files: Vec<web_sys::File>,
+    files: Vec<(String, web_sys::File)>,
     next: &Rc<std::cell::Cell<u32>>,
     dispatcher: UseReducerDispatcher<State>,
 ) {
@@ -37,12 +41,12 @@ fn open_files(
     let started = now_ms();
     let mut added = Vec::new();
     let mut jobs = Vec::new();
-    for file in files {
+    for (name, file) in files {
         let id = next.get();
         next.set(id.saturating_add(1));
-        let src = BlobSource::new(file.clone().into());
-        added.push((id, file.name(), source::ByteSource::len(&src), started));
-        jobs.push((id, file.name(), src));
+        let src = BlobSource::new(file.into());
+        added.push((id, name.clone(), src.len(), started));
+        jobs.push((id, name, src));
     }
     dispatcher.dispatch(Action::Add(added));
     for (id, name, src) in jobs {
@@ -56,6 +60,188 @@ fn open_files(
             });
         });
     }
+}
+
+/// Whether a set of files should be opened as a checkpoint (a Model tab besides the
+/// shards' tabs): a folder, any `.json` file, or two or more shards named
+/// `…-0000k-of-0000n.safetensors`. Other sets open as separate files, as before.
+fn is_checkpoint_set(names: &[String], from_folder: bool) -> bool {
+    let lower: Vec<String> = names
+        .iter()
+        .map(|n| checkpoint::base_name(n).to_ascii_lowercase())
+        .collect();
+    from_folder
+        || lower.iter().any(|n| n.ends_with(".json"))
+        || lower
+            .iter()
+            .filter(|n| n.ends_with(".safetensors") && n.contains("-of-"))
+            .count()
+            > 1
+}
+
+/// Opens files given together (picked, dropped, or walked from a folder), each with its
+/// name (a relative path for folders). Checkpoints get a Model tab; see [`open_checkpoint`].
+fn open_set(
+    picked: Vec<(String, web_sys::File)>,
+    from_folder: bool,
+    notes: Vec<String>,
+    next: &Rc<std::cell::Cell<u32>>,
+    dispatcher: UseReducerDispatcher<State>,
+) {
+    let names: Vec<String> = picked.iter().map(|(n, _)| n.clone()).collect();
+    if is_checkpoint_set(&names, from_folder) {
+        open_checkpoint(picked, notes, next, dispatcher);
+    } else {
+        open_files(picked, next, dispatcher);
+    }
+}
+
+/// A checkpoint: model files (by name: `.safetensors`, `.gguf`) get their own tabs and are
+/// read header-only, as single files are; `.json` files up to
+/// [`checkpoint::MAX_COMPANION_BYTES`] are read whole; everything else is listed as
+/// ignored and never read. Then `build_model` merges them into the Model tab.
+fn open_checkpoint(
+    picked: Vec<(String, web_sys::File)>,
+    notes: Vec<String>,
+    next: &Rc<std::cell::Cell<u32>>,
+    dispatcher: UseReducerDispatcher<State>,
+) {
+    let started = now_ms();
+    // By name, so shards come in order whatever order the browser lists a folder in.
+    let mut picked = picked;
+    picked.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut tabs = Vec::new();
+    let mut shards = Vec::new();
+    let mut companions = Vec::new();
+    let mut ignored: Vec<Ignored> = notes
+        .into_iter()
+        .map(|n| Ignored {
+            name: n,
+            size: 0,
+            reason: "not read".into(),
+        })
+        .collect();
+    let mut given_bytes = 0u64;
+    for (name, file) in picked {
+        let src = BlobSource::new(file.into());
+        let len = src.len();
+        if formats::format_from_name(&name) != Format::Unknown {
+            let id = next.get();
+            next.set(id.saturating_add(1));
+            tabs.push((id, name.clone(), len, started));
+            shards.push((id, name, src));
+            given_bytes = given_bytes.saturating_add(len);
+        } else if checkpoint::base_name(&name).to_ascii_lowercase().ends_with(".json") {
+            if len <= checkpoint::MAX_COMPANION_BYTES {
+                given_bytes = given_bytes.saturating_add(len);
+                companions.push((name, src));
+            } else {
+                ignored.push(Ignored {
+                    name,
+                    size: len,
+                    reason: format!(
+                        "larger than the {} bytes read for a JSON file",
+                        fmt_thousands(checkpoint::MAX_COMPANION_BYTES)
+                    ),
+                });
+            }
+        } else {
+            ignored.push(Ignored {
+                name,
+                size: len,
+                reason: "not a model file or a JSON companion".into(),
+            });
+        }
+    }
+    let folder = shards
+        .iter()
+        .map(|(_, n, _)| n)
+        .chain(companions.iter().map(|(n, _)| n))
+        .find_map(|n| n.split_once('/').map(|(dir, _)| dir.to_string()))
+        .unwrap_or_else(|| "checkpoint".to_string());
+    let cid = next.get();
+    next.set(cid.saturating_add(1));
+    dispatcher.dispatch(Action::Add(tabs));
+    dispatcher.dispatch(Action::AddCheckpoint(Checkpoint {
+        id: cid,
+        name: folder,
+        shard_ids: shards.iter().map(|(id, _, _)| *id).collect(),
+        companions: companions.iter().map(|(n, s)| (n.clone(), s.len())).collect(),
+        ignored,
+        given_bytes,
+        model: None,
+        bytes_read: 0,
+        started_ms: started,
+        took_ms: None,
+    }));
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut bytes_read = 0u64;
+        let mut reports = Vec::new();
+        for (id, name, src) in shards {
+            let inspection = source::inspect(&src, &name).await;
+            bytes_read = bytes_read.saturating_add(inspection.report.bytes_read);
+            reports.push(inspection.report.clone());
+            dispatcher.dispatch(Action::Loaded {
+                id,
+                inspection: Rc::new(inspection),
+                now_ms: now_ms(),
+            });
+        }
+        let mut read = Vec::new();
+        let mut unread = Vec::new();
+        for (name, src) in companions {
+            // A companion that cannot be read (e.g. changed on disk since it was picked)
+            // is left out of the model and listed in the Files card.
+            match src.read_at(0, src.len()).await {
+                Ok(bytes) => {
+                    bytes_read = bytes_read.saturating_add(bytes.len() as u64);
+                    read.push((name, bytes));
+                }
+                Err(e) => unread.push((name, e.to_string())),
+            }
+        }
+        let recognised = read
+            .iter()
+            .filter(|(n, b)| checkpoint::companion_kind(n, b) != checkpoint::Kind::Json)
+            .count();
+        let safetensors = reports
+            .iter()
+            .filter(|r| r.format == Format::Safetensors)
+            .count();
+        if checkpoint::wants_model(safetensors, recognised) {
+            let model = checkpoint::build_model(&reports, &read);
+            dispatcher.dispatch(Action::CheckpointLoaded {
+                id: cid,
+                data: Rc::new(ModelData::new(model, reports, unread)),
+                bytes_read,
+                now_ms: now_ms(),
+            });
+        } else {
+            // Nothing to merge (e.g. one file and a README): the files' tabs are enough.
+            dispatcher.dispatch(Action::Remove(cid));
+        }
+    });
+}
+
+fn fmt_thousands(n: u64) -> String {
+    crate::fmt::thousands(n)
+}
+
+/// The files of a list with their names: the relative path when the browser gives one
+/// (a `webkitdirectory` pick), else the name. True when any file came from a folder.
+fn named_files(files: Vec<web_sys::File>) -> (Vec<(String, web_sys::File)>, bool) {
+    let mut from_folder = false;
+    let named = files
+        .into_iter()
+        .map(|f| match folder::relative_path(&f) {
+            Some(p) => {
+                from_folder = true;
+                (p, f)
+            }
+            None => (f.name(), f),
+        })
+        .collect();
+    (named, from_folder)
 }
 
 fn file_list(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
@@ -74,7 +260,8 @@ pub fn app() -> Html {
         let ids = ids.clone();
         Callback::from(move |e: Event| {
             if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
-                open_files(file_list(input.files()), &ids, d.clone());
+                let (named, from_folder) = named_files(file_list(input.files()));
+                open_set(named, from_folder, Vec::new(), &ids, d.clone());
                 // Let the same file be picked again.
                 input.set_value("");
             }
@@ -116,8 +303,21 @@ pub fn app() -> Html {
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             dragging.set(false);
-            let files = file_list(e.data_transfer().and_then(|dt| dt.files()));
-            open_files(files, &ids, d.clone());
+            let Some(dt) = e.data_transfer() else { return };
+            // The entries must be taken now: the DataTransfer is emptied after this handler.
+            let entries = folder::drop_entries(&dt);
+            if entries.has_directory {
+                let ids = ids.clone();
+                let d = d.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let (picked, notes) = folder::walk(entries.entries).await;
+                    let named = picked.into_iter().map(|p| (p.path, p.file)).collect();
+                    open_set(named, true, notes, &ids, d);
+                });
+            } else {
+                let (named, from_folder) = named_files(file_list(dt.files()));
+                open_set(named, from_folder, Vec::new(), &ids, d.clone());
+            }
         })
     };
 
@@ -129,11 +329,14 @@ pub fn app() -> Html {
             Status::Reading => None,
         })
         .collect();
+    let model = state.checkpoint.as_ref().and_then(|c| c.model.clone());
     let export_all = {
         let done = done.clone();
         Callback::from(move |_: MouseEvent| {
             let files = done.iter().map(|s| s.0.report.clone()).collect();
-            let json = Report::new(files).to_json_pretty();
+            let mut report = Report::new(files);
+            report.model = model.as_ref().map(|m| m.0.model.to_value());
+            let json = report.to_json_pretty();
             let _ = download("tensorpeek-report.json", "application/json", &json);
         })
     };
@@ -162,8 +365,43 @@ pub fn app() -> Html {
         }
     });
 
+    let model_tab = state.checkpoint.as_ref().map(|c| {
+        let current = state.current == Some(c.id);
+        let onclick = {
+            let d = state.dispatcher();
+            let id = c.id;
+            Callback::from(move |_: MouseEvent| d.dispatch(Action::Show(id)))
+        };
+        let mark = match &c.model {
+            None => ("reading", "…"),
+            Some(m) if !m.0.model.ok_with(&m.0.files) => ("err", "✗"),
+            Some(m) if m.0.model.findings().next().is_some() || m.0.files.iter().any(|f| f.findings().next().is_some()) => ("warn", "!"),
+            Some(_) => ("ok", "✓"),
+        };
+        html! {
+            <button type="button" role="tab" aria-selected={current.to_string()} class={classes!("tab", "model-tab", current.then_some("current"))}
+                {onclick} data-testid="model-tab" title={format!("{}: the merged model", c.name)}>
+                <span class={classes!("mark", mark.0)} aria-hidden="true">{ mark.1 }</span>
+                <span class="tabname">{ format!("Model · {}", c.name) }</span>
+            </button>
+        }
+    });
+    let showing_model = state
+        .checkpoint
+        .as_ref()
+        .filter(|c| state.current == Some(c.id))
+        .cloned();
     let current = state.current_file().cloned();
-    let view = match current {
+    let view = if let Some(c) = showing_model {
+        let on_close = {
+            let d = state.dispatcher();
+            let id = c.id;
+            Callback::from(move |_: ()| d.dispatch(Action::Remove(id)))
+        };
+        let key = format!("model{}", c.id);
+        html! { <ModelView {key} checkpoint={c} {on_close} /> }
+    } else {
+        match current {
         Some(f) => {
             let id = f.id;
             let selected = state.selected.filter(|(fid, _)| *fid == id).map(|(_, i)| i);
@@ -185,9 +423,11 @@ pub fn app() -> Html {
             <section class="empty" data-testid="empty">
                 <p class="big">{ "Drop .safetensors files anywhere on this page" }</p>
                 <p>{ "or pick them with the button above. Several files at once are fine." }</p>
+                <p>{ "A whole checkpoint folder works too: drop the folder, or use Choose folder…, to see the merged model." }</p>
                 <p class="dim">{ "Only each file's header is read (the first 8 + N bytes), in this browser tab. Tensor data is never read, and nothing is uploaded." }</p>
             </section>
         },
+        }
     };
 
     html! {
@@ -202,14 +442,17 @@ pub fn app() -> Html {
                 <div class="pick">
                     <label class="button primary" for="file-input">{ "Choose files…" }</label>
                     <input id="file-input" class="visually-hidden" type="file" multiple=true
-                        onchange={on_pick} data-testid="file-input" />
-                    if done.len() > 1 {
+                        onchange={on_pick.clone()} data-testid="file-input" />
+                    <label class="button" for="folder-input">{ "Choose folder…" }</label>
+                    <input id="folder-input" class="visually-hidden" type="file" multiple=true webkitdirectory=true
+                        onchange={on_pick} data-testid="folder-input" />
+                    if done.len() > 1 || state.checkpoint.is_some() {
                         <button type="button" onclick={export_all} data-testid="export-all">{ "Export all JSON" }</button>
                     }
                 </div>
             </header>
-            if !state.files.is_empty() {
-                <nav class="tabs" role="tablist" aria-label="Open files">{ for tabs }</nav>
+            if !state.files.is_empty() || state.checkpoint.is_some() {
+                <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for tabs }</nav>
             }
             <main>{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>

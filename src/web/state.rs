@@ -1,6 +1,7 @@
 //! The page's state: the files a person dropped, each loading or inspected. Changed only
 //! through [`Action`]s (a Yew `Reducible`), so every view renders from one place.
 
+use super::model_view::{Checkpoint, ModelData};
 use crate::report::TensorEntry;
 use crate::source::Inspection;
 use std::rc::Rc;
@@ -54,6 +55,9 @@ pub struct State {
     pub current: Option<u32>,
     /// (file id, tensor index) of the tensor a person selected in a table.
     pub selected: Option<(u32, usize)>,
+    /// A safetensors checkpoint (a folder, or shards with their JSON files) merged into one
+    /// model; its id shares the file ids' numbering and `current` when its tab is shown.
+    pub checkpoint: Option<Checkpoint>,
     next_id: u32,
 }
 
@@ -84,6 +88,15 @@ pub enum Action {
     Show(u32),
     /// A tensor row was chosen (or `None` to clear).
     Select(Option<(u32, usize)>),
+    /// A checkpoint's files were given (replaces an earlier checkpoint); its tab is shown.
+    AddCheckpoint(Checkpoint),
+    /// The checkpoint's model was built (ignored when it was closed meanwhile).
+    CheckpointLoaded {
+        id: u32,
+        data: Rc<ModelData>,
+        bytes_read: u64,
+        now_ms: f64,
+    },
 }
 
 impl Reducible for State {
@@ -118,6 +131,12 @@ impl Reducible for State {
                 f.status = Status::Done(Shared(inspection), tensors);
                 f.took_ms = Some((now_ms - f.started_ms).max(0.0));
             }
+            Action::Remove(id) if s.checkpoint.as_ref().is_some_and(|c| c.id == id) => {
+                s.checkpoint = None;
+                if s.current == Some(id) {
+                    s.current = s.files.last().map(|f| f.id);
+                }
+            }
             Action::Remove(id) => {
                 let pos = s.files.iter().position(|f| f.id == id);
                 s.files.retain(|f| f.id != id);
@@ -131,6 +150,20 @@ impl Reducible for State {
             }
             Action::Show(id) => s.current = Some(id),
             Action::Select(sel) => s.selected = sel,
+            Action::AddCheckpoint(c) => {
+                s.next_id = s.next_id.max(c.id.saturating_add(1));
+                s.current = Some(c.id);
+                s.checkpoint = Some(c);
+            }
+            Action::CheckpointLoaded {
+                id,
+                data,
+                bytes_read,
+                now_ms,
+            } => match s.checkpoint.as_mut() {
+                Some(c) if c.id == id => c.loaded(data, bytes_read, now_ms),
+                _ => return self,
+            },
         }
         Rc::new(s)
     }

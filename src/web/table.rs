@@ -31,6 +31,8 @@ pub enum Col {
     Bytes,
     Offsets,
     AbsStart,
+    /// The file a tensor is in (merged tables of several files only).
+    File,
 }
 
 const COLUMNS: [(Col, &str, &str); 8] = [
@@ -62,6 +64,8 @@ fn compare(a: &TensorEntry, b: &TensorEntry, ia: usize, ib: usize, col: Col) -> 
         Col::Bytes => a.bytes.cmp(&b.bytes),
         Col::Offsets => (a.start, a.end).cmp(&(b.start, b.end)),
         Col::AbsStart => a.abs_start.cmp(&b.abs_start),
+        // Sorted by the caller, which knows the files.
+        Col::File => Ordering::Equal,
     };
     by.then(ia.cmp(&ib))
 }
@@ -75,6 +79,10 @@ pub struct TensorTableProps {
     /// The chosen row, highlighted.
     #[prop_or_default]
     pub selected: Option<usize>,
+    /// For a merged table of several files: each tensor's file (same indices as
+    /// `tensors`), shown as a sortable "File" column after the name.
+    #[prop_or_default]
+    pub files: Option<Rc<Vec<String>>>,
 }
 
 /// A group in the tree view: one dotted-name prefix.
@@ -208,8 +216,8 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let (col, asc) = *sort;
     // Sorted, filtered indices into `tensors`.
     let order: Rc<Vec<usize>> = use_memo(
-        (p.tensors.clone(), col, asc, (*filter).clone()),
-        |(ts, col, asc, needle)| {
+        (p.tensors.clone(), col, asc, (*filter).clone(), p.files.clone()),
+        |(ts, col, asc, needle, files)| {
             let needle = needle.to_lowercase();
             let mut idx: Vec<usize> =
                 ts.0.iter()
@@ -219,7 +227,10 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     .collect();
             idx.sort_by(|&a, &b| match (ts.0.get(a), ts.0.get(b)) {
                 (Some(x), Some(y)) => {
-                    let o = compare(x, y, a, b, *col);
+                    let o = match (col, files) {
+                        (Col::File, Some(f)) => f.get(a).cmp(&f.get(b)).then(a.cmp(&b)),
+                        _ => compare(x, y, a, b, *col),
+                    };
                     if *asc {
                         o
                     } else {
@@ -349,6 +360,9 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     <button type="button" class="copy" title={format!("Copy {}", t.name)}
                         onclick={copy_name.clone()} onkeydown={stop_keys.clone()} data-copy={t.name.clone()}>{ "Copy" }</button>
                 </td>
+                if let Some(files) = &p.files {
+                    <td class="file" data-testid="tensor-file" title={files.get(idx).cloned().unwrap_or_default()}>{ files.get(idx).cloned().unwrap_or_default() }</td>
+                }
                 <td><code>{ t.dtype.clone() }</code></td>
                 <td class="shape">{ fmt::shape(&t.shape) }</td>
                 <td class="n">{ match t.params { Some(n) => num_html(n), None => html!{ "overflow" } } }</td>
@@ -359,6 +373,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         }
     };
 
+    let has_files = p.files.is_some();
     let total_rows;
     let body: Html = if *tree {
         let mut lines = Vec::new();
@@ -385,7 +400,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     html! {
                         <tr key={format!("g{}", node.path)} class="group" data-testid="group-row" data-path={node.path.clone()}>
                             <td></td>
-                            <td class="name" style={indent} colspan="3">
+                            <td class="name" style={indent} colspan={if has_files { "4" } else { "3" }}>
                                 <button type="button" class="toggle" aria-expanded={open.to_string()} onclick={toggle}
                                     title={node.path.clone()}>
                                     <span aria-hidden="true">{ if *open { "▾ " } else { "▸ " } }</span>
@@ -439,7 +454,11 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             </div>
             <div class="table-wrap">
                 <table data-testid="tensor-table">
-                    <thead><tr>{ for COLUMNS.iter().map(|(c, l, h)| header_cell(*c, l, h)) }</tr></thead>
+                    <thead><tr>
+                        { for COLUMNS.iter().take(2).map(|(c, l, h)| header_cell(*c, l, h)) }
+                        if p.files.is_some() { { header_cell(Col::File, "File", "the file the tensor is in") } }
+                        { for COLUMNS.iter().skip(2).map(|(c, l, h)| header_cell(*c, l, h)) }
+                    </tr></thead>
                     <tbody>{ body }</tbody>
                 </table>
             </div>
