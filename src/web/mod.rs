@@ -6,6 +6,8 @@
 //! `view::format_section`; the tensor table ([`table::TensorTable`]) calls `on_select`
 //! with a tensor's index, which lands in `State::selected` and opens [`view::TensorPanel`].
 
+pub mod gguf_split_view;
+pub mod gguf_view;
 pub mod state;
 pub mod table;
 pub mod util;
@@ -40,15 +42,16 @@ fn open_files(
     for file in files {
         let id = next.get();
         next.set(id.saturating_add(1));
-        let src = BlobSource::new(file.clone().into());
-        added.push((id, file.name(), source::ByteSource::len(&src), started));
+        let src = Rc::new(BlobSource::new(file.clone().into()));
+        added.push((id, file.name(), source::ByteSource::len(&*src), started));
         jobs.push((id, file.name(), src));
     }
     dispatcher.dispatch(Action::Add(added));
     for (id, name, src) in jobs {
+        dispatcher.dispatch(Action::Source(id, state::SourceHandle(src.clone())));
         let d = dispatcher.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let inspection = source::inspect(&src, &name).await;
+            let inspection = source::inspect(&*src, &name).await;
             d.dispatch(Action::Loaded {
                 id,
                 inspection: Rc::new(inspection),
@@ -131,9 +134,12 @@ pub fn app() -> Html {
         .collect();
     let export_all = {
         let done = done.clone();
+        let all_files = state.files.clone();
         Callback::from(move |_: MouseEvent| {
             let files = done.iter().map(|s| s.0.report.clone()).collect();
-            let json = Report::new(files).to_json_pretty();
+            let mut report = Report::new(files);
+            report.model = gguf_split_view::model_json(&all_files);
+            let json = report.to_json_pretty();
             let _ = download("tensorpeek-report.json", "application/json", &json);
         })
     };
@@ -207,7 +213,7 @@ pub fn app() -> Html {
             if !state.files.is_empty() {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for tabs }</nav>
             }
-            <main>{ view }</main>
+            <main>{ gguf_split_view::for_current(&state) }{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>
             <footer class="foot dim">
                 { "Offsets and sizes are exact (hover a size for its byte count). " }

@@ -62,7 +62,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                         <Reconciliation report={insp.clone()} />
                     </div>
                     <Findings report={insp.clone()} />
-                    { format_section(insp) }
+                    { format_section(insp, f) }
                     if !r.tensors.is_empty() {
                         <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />
                     }
@@ -76,9 +76,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
 }
 
 /// The format's own section. Other formats (GGUF details, …) add an arm here.
-fn format_section(insp: &Shared) -> Html {
+fn format_section(insp: &Shared, f: &FileEntry) -> Html {
     match &insp.0.parsed {
-        Parsed::Safetensors(_) | Parsed::Gguf(_) | Parsed::None => html! {},
+        Parsed::Gguf(_) => html! { <super::gguf_view::GgufSection insp={insp.clone()} source={f.source.clone()} /> },
+        Parsed::Safetensors(_) | Parsed::None => html! {},
     }
 }
 
