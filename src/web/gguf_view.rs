@@ -8,6 +8,7 @@
 use super::state::{Shared, SourceHandle};
 use super::util::{bytes_html, num_html, Bytes, CopyButton, Num};
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
+use crate::error::Code;
 use crate::fmt;
 use crate::formats::gguf::{self, Endian, GgufFile, Kv, KvGroup, SpecialToken, Value};
 use crate::source::{ByteSource, Parsed};
@@ -98,11 +99,17 @@ fn header_card(g: &GgufFile) -> Html {
         Some(Endian::Big) => "big-endian",
         None => "unknown",
     };
+    let bad_magic = g.findings.iter().any(|f| f.code == Code::BadMagic);
+    let magic = if bad_magic {
+        html! { <span class="bad">{ "not GGUF (see findings)" }</span> }
+    } else {
+        html! { <code>{ "GGUF" }</code> }
+    };
     html! {
         <section class="card" aria-label="GGUF header" data-testid="gguf-header">
             <h3>{ "GGUF header" }</h3>
             <dl>
-                { item("Magic", "g-magic", html!{ <code>{ "GGUF" }</code> }) }
+                { item("Magic", "g-magic", magic) }
                 { item("Version", "g-version", h.version.map_or_else(|| html!{ "—" }, |v| mono(v.to_string()))) }
                 { item("Byte order", "g-endian", html!{ endian }) }
                 { item("Tensors", "g-tensor-count", opt_num(h.tensor_count)) }

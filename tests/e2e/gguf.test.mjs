@@ -27,6 +27,13 @@ const text = (page, sel) => page.locator(sel).first().innerText();
 const KIB = 1024;
 const MIB = 1024 * 1024;
 
+/** A string shown as the page shows it: Rust's `{:?}` quoting (invisible and control
+ *  characters as \u{…}), undone to the plain string. */
+const unquote = (shown) => JSON.parse(shown
+  .replace(/\\0/g, '\\u0000')
+  .replace(/\\u\{([0-9a-f]+)\}/g, (_, h) => JSON.stringify(String.fromCodePoint(parseInt(h, 16))).slice(1, -1)
+    .replace(/[\u0000-\u001f\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)));
+
 /** Sum of the layout table's terms (BigInt: the sparse file passes 2^32). */
 async function layoutSum(page) {
   const bytes = await page.locator('[data-testid=layout-term]').evaluateAll((rs) => rs.map((r) => r.dataset.bytes));
@@ -112,12 +119,13 @@ print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, fixture
   await row.locator('[data-testid=arr-more]').click();
   await page.waitForFunction((n) => document.querySelectorAll('[data-key="tokenizer.ggml.tokens"] [data-testid=arr-elems] li').length === n, tokens.head.length + 200);
   const shown = await items.locator('code').allInnerTexts();
-  assert.deepEqual(shown, all.slice(0, tokens.head.length + 200).map((s) => JSON.stringify(s)));
+  assert.deepEqual(shown.map(unquote), all.slice(0, tokens.head.length + 200));
   await row.locator('[data-testid=arr-more]').click();
   await row.locator('[data-testid=arr-more]').click();
   await page.waitForFunction((n) => document.querySelectorAll('[data-key="tokenizer.ggml.tokens"] [data-testid=arr-elems] li').length === n, tokens.len);
   assert.equal(await row.locator('[data-testid=arr-more]').count(), 0);
-  assert.equal(await items.last().locator('code').innerText(), JSON.stringify(all.at(-1)));
+  assert.equal(unquote(await items.last().locator('code').innerText()), all.at(-1));
+  assert.deepEqual((await items.locator('code').allInnerTexts()).map(unquote), all);
   await page.fill('[data-testid=kv-filter]', '');
 
   // Tensors: the shared table plus the GGUF dims (as stored) vs the row-major shape.
