@@ -100,6 +100,34 @@ pub fn split_view(p: &SplitProps) -> Html {
         .map(|c| (0..c).filter(|n| !present.contains(n)).take(MAX_MISSING_ROWS as usize).collect())
         .unwrap_or_default();
     let template = p.parts.iter().find_map(|(n, _)| gguf_split::parse_split_name(n));
+    let count_in = |name: &str| m.tensors.iter().filter(|(f, _)| f == name).count() as u64;
+    // Present and missing parts, in part order (parts without a number last).
+    let mut rows_in_order: Vec<(u64, Html)> = m
+        .parts
+        .iter()
+        .map(|x| {
+            let row = html! {
+                <tr data-testid="split-part" data-state="open">
+                    <td class="n">{ x.split_no.map_or("?".to_string(), |n| n.saturating_add(1).to_string()) }</td>
+                    <td><code>{ x.name.clone() }</code></td>
+                    <td class="n">{ num_html(count_in(&x.name)) }</td>
+                </tr>
+            };
+            (x.split_no.unwrap_or(u64::MAX), row)
+        })
+        .collect();
+    for n in &missing {
+        let c = m.split_count.unwrap_or(0);
+        let name = template.map_or_else(|| format!("part {} of {c}", n.saturating_add(1)), |(pfx, _, _)| gguf_split::split_name(pfx, n.saturating_add(1), c));
+        rows_in_order.push((*n, html! {
+            <tr class="missing" data-testid="split-part" data-state="missing">
+                <td class="n">{ n.saturating_add(1) }</td>
+                <td><code>{ name }</code>{ " " }<strong class="bad">{ "missing" }</strong></td>
+                <td class="n dim">{ "—" }</td>
+            </tr>
+        }));
+    }
+    rows_in_order.sort_by_key(|(n, _)| *n);
 
     let export = {
         let parts = p.parts.clone();
@@ -131,7 +159,6 @@ pub fn split_view(p: &SplitProps) -> Html {
         let rows = rows.clone();
         Callback::from(move |_: MouseEvent| rows.set(rows.saturating_add(SPLIT_PAGE)))
     };
-    let count_in = |name: &str| m.tensors.iter().filter(|(f, _)| f == name).count() as u64;
     let status = if errors == 0 { ("ok", "✓", "Complete: all parts are open and agree.".to_string()) } else { ("err", "✗", format!("{errors} problem(s) with the parts: see below.")) };
     html! {
         <section class="card split-model" aria-label="Split model" data-testid="split-model" data-complete={(errors == 0).to_string()}>
@@ -150,24 +177,7 @@ pub fn split_view(p: &SplitProps) -> Html {
                     <table class="mini" data-testid="split-parts">
                         <thead><tr><th scope="col" class="n">{ "Part" }</th><th scope="col">{ "File" }</th><th scope="col" class="n">{ "Tensors" }</th></tr></thead>
                         <tbody>
-                            { for m.parts.iter().map(|x| html! {
-                                <tr data-testid="split-part" data-state="open">
-                                    <td class="n">{ x.split_no.map_or("?".to_string(), |n| n.saturating_add(1).to_string()) }</td>
-                                    <td><code>{ x.name.clone() }</code></td>
-                                    <td class="n">{ num_html(count_in(&x.name)) }</td>
-                                </tr>
-                            }) }
-                            { for missing.iter().map(|n| {
-                                let c = m.split_count.unwrap_or(0);
-                                let name = template.map_or_else(|| format!("part {} of {c}", n.saturating_add(1)), |(pfx, _, _)| gguf_split::split_name(pfx, n.saturating_add(1), c));
-                                html! {
-                                    <tr class="missing" data-testid="split-part" data-state="missing">
-                                        <td class="n">{ n.saturating_add(1) }</td>
-                                        <td><code>{ name }</code>{ " " }<strong class="bad">{ "missing" }</strong></td>
-                                        <td class="n dim">{ "—" }</td>
-                                    </tr>
-                                }
-                            }) }
+                            { for rows_in_order.into_iter().map(|(_, row)| row) }
                         </tbody>
                     </table>
                 </div>

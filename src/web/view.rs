@@ -227,7 +227,9 @@ pub fn summary(p: &ReportProps) -> Html {
                 </table>
             }
             <h4>{ match r.format { Format::Safetensors => "__metadata__", _ => "Metadata" } }</h4>
-            if meta.is_empty() {
+            if r.format == Format::Gguf {
+                <p class="dim">{ "Grouped, with types and sizes, in the Metadata section below." }</p>
+            } else if meta.is_empty() {
                 <p class="dim">{ "none" }</p>
             } else {
                 <dl class="meta" data-testid="metadata">
