@@ -49,7 +49,7 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
     };
     html! {
         <div class="gguf" data-testid="gguf">
-            <div class="grid">
+            <div class="grid gguf-cards">
                 { header_card(g) }
                 { model_card(g) }
                 { tokenizer_card(g) }

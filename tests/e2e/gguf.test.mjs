@@ -53,6 +53,7 @@ test('stories260K.gguf (llama.cpp): header, card, tokenizer, layout, metadata, e
 
   // Header only: within data start + 64 KiB + the 1 MiB read granularity.
   const read = await page.evaluate(() => window.__bytesRead());
+  console.log(`stories260K: ${read} bytes read`);
   assert.ok(read <= want.data_offset + 64 * KIB + MIB, `read ${read}`);
   assert.ok(read >= want.data_offset, `read ${read}`);
 
@@ -246,7 +247,8 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
   assert.deepEqual(errors, []);
   if (process.env.UPDATE_SCREENSHOTS) {
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => document.querySelector('[data-testid=gguf]').scrollIntoView());
+    await page.mouse.move(0, 0);
     await page.screenshot({ path: path.join(ROOT, 'docs/screenshot-ui-gguf.png'), fullPage: false });
   }
   await page.screenshot({ path: path.join(OUT, 'gguf-sparse.png'), fullPage: true });
