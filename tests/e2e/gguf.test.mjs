@@ -243,6 +243,16 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   const merges = page.locator('[data-testid=kv-row][data-key="tokenizer.ggml.merges"]');
   assert.equal(await merges.locator('[data-testid=arr-len]').innerText(), '280,147 × STRING');
 
+  // Totals by ggml type (the generator: F32 for the 2 × 28 + 1 norms and rope_freqs, F16 for the rest).
+  const byType = async (t) => (await page.locator(`[data-testid=by-dtype] tr[data-dtype=${t}] td`).allInnerTexts())[1];
+  assert.equal(await byType('F32'), '58');
+  assert.equal(await byType('F16'), '197');
+  // Grouping by block: the tree's `blk` group holds 28 blocks of 9 tensors.
+  await page.check('[data-testid=tree-toggle]');
+  assert.match(await page.locator('[data-testid=group-row][data-path=blk]').innerText(), /252 tensors/);
+  await page.locator('[data-testid=group-row][data-path=blk] button').click();
+  assert.equal(await page.locator('[data-testid=group-row][data-path^="blk."]').count(), 28);
+  await page.uncheck('[data-testid=tree-toggle]');
   assert.equal(await page.locator('[data-testid=tensor-row]').count() > 0, true);
   assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
   assert.deepEqual(errors, []);
