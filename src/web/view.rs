@@ -385,6 +385,7 @@ pub fn tensor_panel(p: &TensorPanelProps) -> Html {
             <dl>
                 { item("Dtype", "sel-dtype", html!{ <code>{ t.dtype.clone() }</code> }) }
                 { item("Shape", "sel-shape", html!{ fmt::shape(&t.shape) }) }
+                if let Some(d) = &t.ggml_dims { { item("GGUF dims (ne[0] first)", "sel-ggml-dims", html!{ fmt::shape(d) }) } }
                 { item("Params", "sel-params", t.params.map_or(html!{"overflow"}, exact)) }
                 { item("Bytes", "sel-bytes", t.bytes.map_or(html!{"invalid"}, sized)) }
                 { item("Absolute range", "sel-range", html!{ <span class="mono">{

@@ -139,6 +139,11 @@ print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, fixture
     assert.equal(cells[3], `[${[...t.ggml_dims].reverse().map(th).join(', ')}]`, t.name);
     assert.equal(cells[6], th(t.abs_offset), t.name);
   }
+  // The selected tensor's panel gives both orders.
+  const t0 = want.tensors[0];
+  await page.locator(`[data-testid=tensor-row][data-name="${t0.name}"]`).click();
+  assert.equal(await text(page, '[data-testid=sel-ggml-dims]'), `[${t0.ggml_dims.map(th).join(', ')}]`);
+  assert.equal(await text(page, '[data-testid=sel-shape]'), `[${[...t0.ggml_dims].reverse().map(th).join(', ')}]`);
   // The ggml type table marks the types this file uses.
   const used = await page.locator('[data-testid=ggml-types] tr[data-used=true]').evaluateAll((rs) => rs.map((r) => r.dataset.type));
   assert.deepEqual(used.sort(), [...new Set(want.tensors.map((t) => t.type))].sort());
