@@ -334,6 +334,14 @@ fn metadata(p: &MetaProps) -> Html {
     let Some(g) = gguf_of(&p.insp) else {
         return html! {};
     };
+    if g.kvs.is_empty() {
+        return html! {
+            <section class="card gguf-meta" aria-label="Metadata" data-testid="gguf-metadata">
+                <h3>{ "Metadata" }</h3>
+                <p class="dim">{ "No metadata entry could be read (see the findings)." }</p>
+            </section>
+        };
+    }
     let arch = g.architecture();
     let on_filter = {
         let filter = filter.clone();
