@@ -7,6 +7,8 @@
 //! with a tensor's index, which lands in `State::selected` and opens [`view::TensorPanel`].
 
 pub mod folder;
+pub mod gguf_split_view;
+pub mod gguf_view;
 pub mod model_view;
 pub mod state;
 pub mod table;
@@ -44,15 +46,16 @@ fn open_files(
     for (name, file) in files {
         let id = next.get();
         next.set(id.saturating_add(1));
-        let src = BlobSource::new(file.into());
-        added.push((id, name.clone(), src.len(), started));
+        let src = Rc::new(BlobSource::new(file.into()));
+        added.push((id, name.clone(), source::ByteSource::len(&*src), started));
         jobs.push((id, name, src));
     }
     dispatcher.dispatch(Action::Add(added));
     for (id, name, src) in jobs {
+        dispatcher.dispatch(Action::Source(id, state::SourceHandle(src.clone())));
         let d = dispatcher.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let inspection = source::inspect(&src, &name).await;
+            let inspection = source::inspect(&*src, &name).await;
             d.dispatch(Action::Loaded {
                 id,
                 inspection: Rc::new(inspection),
@@ -332,10 +335,14 @@ pub fn app() -> Html {
     let model = state.checkpoint.as_ref().and_then(|c| c.model.clone());
     let export_all = {
         let done = done.clone();
+        let all_files = state.files.clone();
         Callback::from(move |_: MouseEvent| {
             let files = done.iter().map(|s| s.0.report.clone()).collect();
             let mut report = Report::new(files);
-            report.model = model.as_ref().map(|m| m.0.model.to_value());
+            report.model = model
+                .as_ref()
+                .map(|m| m.0.model.to_value())
+                .or_else(|| gguf_split_view::model_json(&all_files));
             let json = report.to_json_pretty();
             let _ = download("tensorpeek-report.json", "application/json", &json);
         })
@@ -454,7 +461,7 @@ pub fn app() -> Html {
             if !state.files.is_empty() || state.checkpoint.is_some() {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for tabs }</nav>
             }
-            <main>{ view }</main>
+            <main>{ gguf_split_view::for_current(&state) }{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>
             <footer class="foot dim">
                 { "Offsets and sizes are exact (hover a size for its byte count). " }

@@ -29,6 +29,23 @@ impl PartialEq for Tensors {
     }
 }
 
+/// The file's bytes, kept so a view can read more on request (a GGUF array's further
+/// elements); equality is identity.
+#[derive(Clone)]
+pub struct SourceHandle(pub Rc<crate::source::blob::BlobSource>);
+
+impl PartialEq for SourceHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for SourceHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceHandle")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     /// The header is being read.
@@ -46,6 +63,8 @@ pub struct FileEntry {
     /// Time the drop was seen (performance.now(), ms), for the "read in … ms" line.
     pub started_ms: f64,
     pub took_ms: Option<f64>,
+    /// The file itself, for reads on request (set by [`Action::Source`]).
+    pub source: Option<SourceHandle>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,6 +116,8 @@ pub enum Action {
         bytes_read: u64,
         now_ms: f64,
     },
+    /// Keep a file's source for later reads on request.
+    Source(u32, SourceHandle),
 }
 
 impl Reducible for State {
@@ -116,6 +137,7 @@ impl Reducible for State {
                         status: Status::Reading,
                         started_ms,
                         took_ms: None,
+                        source: None,
                     });
                 }
             }
@@ -164,6 +186,11 @@ impl Reducible for State {
                 Some(c) if c.id == id => c.loaded(data, bytes_read, now_ms),
                 _ => return self,
             },
+            Action::Source(id, src) => {
+                if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
+                    f.source = Some(src);
+                }
+            }
         }
         Rc::new(s)
     }

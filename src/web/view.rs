@@ -65,7 +65,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                         <Reconciliation report={insp.clone()} />
                     </div>
                     <Findings report={insp.clone()} tensors={tensors.clone()} on_select={p.on_select.clone()} />
-                    { format_section(insp) }
+                    { format_section(insp, f) }
                     if let Some(i) = p.selected {
                         <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
                     }
@@ -79,9 +79,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
 }
 
 /// The format's own section. Other formats (GGUF details, …) add an arm here.
-fn format_section(insp: &Shared) -> Html {
+fn format_section(insp: &Shared, f: &FileEntry) -> Html {
     match &insp.0.parsed {
-        Parsed::Safetensors(_) | Parsed::Gguf(_) | Parsed::None => html! {},
+        Parsed::Gguf(_) => html! { <super::gguf_view::GgufSection insp={insp.clone()} source={f.source.clone()} /> },
+        Parsed::Safetensors(_) | Parsed::None => html! {},
     }
 }
 
@@ -229,7 +230,9 @@ pub fn summary(p: &ReportProps) -> Html {
                 </table>
             }
             <h4>{ match r.format { Format::Safetensors => "__metadata__", _ => "Metadata" } }</h4>
-            if meta.is_empty() {
+            if r.format == Format::Gguf {
+                <p class="dim">{ "Grouped, with types and sizes, in the Metadata section below." }</p>
+            } else if meta.is_empty() {
                 <p class="dim">{ "none" }</p>
             } else {
                 <dl class="meta" data-testid="metadata">
@@ -420,6 +423,7 @@ pub fn tensor_panel(p: &TensorPanelProps) -> Html {
             <dl>
                 { item("Dtype", "sel-dtype", html!{ <code>{ t.dtype.clone() }</code> }) }
                 { item("Shape", "sel-shape", html!{ fmt::shape(&t.shape) }) }
+                if let Some(d) = &t.ggml_dims { { item("GGUF dims (ne[0] first)", "sel-ggml-dims", html!{ fmt::shape(d) }) } }
                 { item("Params", "sel-params", t.params.map_or(html!{"overflow"}, exact)) }
                 { item("Bytes", "sel-bytes", t.bytes.map_or(html!{"invalid"}, sized)) }
                 { item("Absolute range", "sel-range", html!{ <span class="mono">{
