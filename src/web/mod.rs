@@ -9,7 +9,9 @@
 pub mod state;
 pub mod table;
 pub mod util;
+pub mod values;
 pub mod view;
+pub mod worker;
 
 use crate::report::Report;
 use crate::source::{self, blob::BlobSource};
@@ -42,10 +44,13 @@ fn open_files(
         next.set(id.saturating_add(1));
         let src = BlobSource::new(file.clone().into());
         added.push((id, file.name(), source::ByteSource::len(&src), started));
-        jobs.push((id, file.name(), src));
+        jobs.push((id, file.name(), src, file));
     }
     dispatcher.dispatch(Action::Add(added));
-    for (id, name, src) in jobs {
+    for (id, _, _, file) in &jobs {
+        dispatcher.dispatch(Action::Blob(*id, file.clone()));
+    }
+    for (id, name, src, _) in jobs {
         let d = dispatcher.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let inspection = source::inspect(&src, &name).await;
@@ -125,14 +130,14 @@ pub fn app() -> Html {
         .files
         .iter()
         .filter_map(|f| match &f.status {
-            Status::Done(s, _) => Some(s.clone()),
+            Status::Done(s, _) => Some(values::with_stats(&s.0.report, f.id, &state.values)),
             Status::Reading => None,
         })
         .collect();
     let export_all = {
         let done = done.clone();
         Callback::from(move |_: MouseEvent| {
-            let files = done.iter().map(|s| s.0.report.clone()).collect();
+            let files = done.clone();
             let json = Report::new(files).to_json_pretty();
             let _ = download("tensorpeek-report.json", "application/json", &json);
         })
@@ -175,7 +180,13 @@ pub fn app() -> Html {
                 let d = state.dispatcher();
                 Callback::from(move |_: ()| d.dispatch(Action::Remove(id)))
             };
-            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} /> }
+            let values = Rc::new(values::for_file(id, &state.values));
+            let blob = state.blobs.get(&id).cloned();
+            let on_stats = {
+                let d = state.dispatcher();
+                Callback::from(move |(i, s): (usize, crate::stats::Stats)| d.dispatch(Action::Stats(id, i, s)))
+            };
+            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} {values} {blob} {on_stats} /> }
         }
         None => html! {
             <section class="empty" data-testid="empty">

@@ -3,6 +3,8 @@
 
 use crate::report::TensorEntry;
 use crate::source::Inspection;
+use crate::stats::Stats;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -54,6 +56,10 @@ pub struct State {
     pub current: Option<u32>,
     /// (file id, tensor index) of the tensor a person selected in a table.
     pub selected: Option<(u32, usize)>,
+    /// Each open file's `File` (the values worker reads tensor bytes from it).
+    pub blobs: BTreeMap<u32, web_sys::File>,
+    /// Stats read on request, by (file id, tensor index); merged into the exported report.
+    pub values: BTreeMap<(u32, usize), Stats>,
     next_id: u32,
 }
 
@@ -84,6 +90,10 @@ pub enum Action {
     Show(u32),
     /// A tensor row was chosen (or `None` to clear).
     Select(Option<(u32, usize)>),
+    /// Keep a file's `File` for reading values later.
+    Blob(u32, web_sys::File),
+    /// A tensor's values were read: (file id, tensor index, stats).
+    Stats(u32, usize, Stats),
 }
 
 impl Reducible for State {
@@ -128,9 +138,21 @@ impl Reducible for State {
                 if s.selected.is_some_and(|(f, _)| f == id) {
                     s.selected = None;
                 }
+                s.blobs.remove(&id);
+                s.values.retain(|(f, _), _| *f != id);
             }
             Action::Show(id) => s.current = Some(id),
             Action::Select(sel) => s.selected = sel,
+            Action::Blob(id, file) => {
+                if s.files.iter().any(|f| f.id == id) {
+                    s.blobs.insert(id, file);
+                }
+            }
+            Action::Stats(id, index, stats) => {
+                if s.files.iter().any(|f| f.id == id) {
+                    s.values.insert((id, index), stats);
+                }
+            }
         }
         Rc::new(s)
     }
