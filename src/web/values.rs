@@ -342,7 +342,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             <h3>{ "Values" }</h3>
             { controls }
             { status }
-            if let Some(s) = &p.stats {
+            if let (Some(s), false) = (&p.stats, busy) {
                 <StatsView stats={s.clone()} />
                 if let Some(tm) = &*timing {
                     { timing_line(tm) }
