@@ -311,7 +311,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                         <div class="bar" style={format!("width: {pct:.2}%")}></div>
                     </div>
                     <span class="mono" data-testid="values-done">{ format!("{} of {} bytes", fmt::thousands(*done), fmt::thousands(*total)) }</span>
-                    <span class="dim">{ format!(" · {:.0} MB/s", rate / 1e6) }</span>
+                    <span class="dim">{ format!(" · {}", rate_text(rate)) }</span>
                     <span class="dim">{ if eta.is_finite() { format!(" · ETA {eta:.1} s") } else { String::new() } }</span>
                     <button type="button" onclick={cancel} data-testid="values-cancel">{ "Cancel" }</button>
                 </div>
@@ -352,12 +352,23 @@ pub fn values_panel(p: &ValuesProps) -> Html {
     }
 }
 
+/// A rate in bytes per second, for reading.
+fn rate_text(bytes_per_s: f64) -> String {
+    if bytes_per_s >= 1e9 {
+        format!("{:.2} GB/s", bytes_per_s / 1e9)
+    } else if bytes_per_s >= 1e6 {
+        format!("{:.0} MB/s", bytes_per_s / 1e6)
+    } else {
+        format!("{:.0} kB/s", bytes_per_s / 1e3)
+    }
+}
+
 fn timing_line(t: &Timing) -> Html {
-    let rate = if t.ms > 0.0 { t.bytes_read as f64 / (t.ms / 1000.0) / 1e6 } else { 0.0 };
+    let rate = if t.ms > 0.0 { rate_text(t.bytes_read as f64 / (t.ms / 1000.0)) } else { String::new() };
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
             data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}>
-            { format!("read {} bytes in the worker in {:.0} ms ({rate:.0} MB/s{}) · worker memory {}",
+            { format!("read {} bytes in the worker in {:.0} ms ({rate}{}) · worker memory {}",
                 fmt::thousands(t.bytes_read), t.ms,
                 if t.sha256 { ", with SHA-256" } else { ", no SHA-256" },
                 fmt::human_bytes(t.wasm_memory)) }

@@ -14,37 +14,100 @@
 //!   WebAssembly memory in bytes), or `{kind: "error", code, message, offset, error}`.
 //!
 //! Cancel: the page calls `worker.terminate()`, which stops the reads at once.
+//! The loop is [`crate::source::scan_tensor_opts`]'s, with one read kept in flight while
+//! the previous chunk is decoded (see [`scan`]); it reads exactly the tensor's range.
 //! Stats travel through serde-wasm-bindgen, so NaN/±Inf in the preview stay exact
 //! (JSON would turn them into null).
 
-use crate::error::{Code, Finding, SourceError};
+use crate::error::{Code, Finding};
 use crate::report::{Format, TensorEntry};
-use crate::source::{scan_tensor_opts, ByteSource};
-use crate::source::blob::BlobSource;
-use crate::values::ScanError;
+use crate::source::scan::{MAX_SCAN_CHUNK_BYTES, SCAN_CHUNK_BYTES};
+use crate::stats::Stats;
+use crate::values::{plan, ScanError, TensorScanner};
 use js_sys::{Object, Reflect};
-use std::cell::Cell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-/// A [`BlobSource`] that counts the bytes it returned (reported to the page, so tests can
-/// check that exactly the tensor's range was read).
-struct Counting {
-    inner: BlobSource,
-    read: Cell<u64>,
+/// Largest offset a JS number represents exactly (Blob.slice takes f64 offsets).
+const MAX_SAFE_OFFSET: u64 = (1 << 53) - 1;
+
+/// One chunk read in flight: `Blob.slice(at, at + len).arrayBuffer()` (the promise starts
+/// reading at once).
+struct Pending {
+    at: u64,
+    len: u64,
+    read: Result<JsFuture, String>,
 }
 
-impl ByteSource for Counting {
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
+fn start_read(blob: &web_sys::Blob, at: u64, len: u64) -> Pending {
+    let read = match at.checked_add(len).filter(|&e| e <= MAX_SAFE_OFFSET) {
+        Some(end) => blob
+            .slice_with_f64_and_f64(at as f64, end as f64)
+            .map(|s| JsFuture::from(s.array_buffer()))
+            .map_err(|e| format!("{e:?}")),
+        None => Err(format!("range {at}+{len} is out of reach")),
+    };
+    Pending { at, len, read }
+}
 
-    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        let bytes = self.inner.read_at(start, len).await?;
-        self.read.set(self.read.get().saturating_add(bytes.len() as u64));
-        Ok(bytes)
+/// The scan of `source::scan_tensor_opts`, pipelined for the browser: the next chunk's
+/// read is started before the current one is decoded, so reading (done by the browser
+/// outside wasm) overlaps decoding. Reads exactly `[range.start, range.start + range.len)`
+/// in `chunk_len` pieces; returns the stats and the bytes read.
+async fn scan(
+    blob: &web_sys::Blob,
+    format: Format,
+    entry: &TensorEntry,
+    chunk_len: u64,
+    sha256: bool,
+    mut on_progress: impl FnMut(u64, u64),
+) -> Result<(Stats, u64), ScanError> {
+    let size = blob.size();
+    let file_len = if size.is_finite() && size >= 0.0 { size as u64 } else { 0 };
+    let (codec, range) = plan(format, entry, file_len)?;
+    let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len.clamp(1, MAX_SCAN_CHUNK_BYTES) };
+    let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
+    let total = range.len;
+    on_progress(0, total);
+    let mut done = 0u64;
+    let mut read = 0u64;
+    // `plan` checked start + total <= file length: no overflow below.
+    let next = |done: u64| (done < total).then(|| start_read(blob, range.start.saturating_add(done), chunk_len.min(total - done)));
+    let mut pending = next(0);
+    while let Some(p) = pending.take() {
+        let fail = |msg: String| {
+            ScanError::Read(Finding::error(Code::ReadFailed, msg).at(p.at).tensor(entry.name.clone()))
+        };
+        let fut = p.read.map_err(|e| fail(format!("reading {} bytes at {} failed: {e}", p.len, p.at)))?;
+        let buf = fut
+            .await
+            .map_err(|e| fail(format!("reading {} bytes at {} failed: {}", p.len, p.at, js_message(&e))))?;
+        let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+        read = read.saturating_add(bytes.len() as u64);
+        if bytes.len() as u64 != p.len {
+            return Err(ScanError::Read(
+                Finding::error(
+                    Code::FileChanged,
+                    format!("asked for {} bytes at {}, got {} (did the file change?)", p.len, p.at, bytes.len()),
+                )
+                .at(p.at)
+                .tensor(entry.name.clone()),
+            ));
+        }
+        done = done.saturating_add(p.len);
+        pending = next(done);
+        scanner.feed(&bytes);
+        on_progress(done, total);
     }
+    Ok((scanner.finish()?, read))
+}
+
+fn js_message(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| Reflect::get(e, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()))
+        .unwrap_or_else(|| "unknown error".to_string())
 }
 
 fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
@@ -115,27 +178,22 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         .as_f64()
         .filter(|c| c.is_finite() && *c >= 0.0)
         .map_or(0, |c| c as u64);
-    let src = Counting {
-        inner: BlobSource::new(blob),
-        read: Cell::new(0),
-    };
     let started = js_sys::Date::now();
-    let result = scan_tensor_opts(&src, format, &entry, chunk, sha256, |done, total| {
+    let result = scan(&blob, format, &entry, chunk, sha256, |done, total| {
         let o = message("progress");
         set(&o, "done", done as f64);
         set(&o, "total", total as f64);
         post(scope, &o);
-        true
     })
     .await;
     match result {
-        Ok(stats) => {
+        Ok((stats, bytes_read)) => {
             let o = message("done");
             match serde_wasm_bindgen::to_value(&stats) {
                 Ok(v) => set(&o, "stats", v),
                 Err(e) => return bad_request(scope, &format!("stats: {e}")),
             }
-            set(&o, "bytesRead", src.read.get() as f64);
+            set(&o, "bytesRead", bytes_read as f64);
             set(&o, "ms", js_sys::Date::now() - started);
             let memory = wasm_bindgen::memory()
                 .dyn_into::<js_sys::WebAssembly::Memory>()
