@@ -176,8 +176,7 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   console.log('values throughput (worker, 788 MB BF16 of zeros):', JSON.stringify(figures));
   fs.writeFileSync(path.join(OUT, 'values-figures.json'), JSON.stringify(figures, null, 2));
   if (process.env.UPDATE_SCREENSHOTS) {
-    await page.locator('[data-testid=values-panel]').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(OUT, 'values-embed.png'), fullPage: true });
+    await page.locator('[data-testid=values-panel]').screenshot({ path: path.join(OUT, 'values-embed.png') });
   }
   assert.deepEqual(errors, []);
   await context.close();
