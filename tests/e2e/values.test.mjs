@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, openPage, th, readJson, FIXTURES, OUT } from './harness.mjs';
+import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
 let server;
 let browser;
@@ -180,6 +180,25 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   }
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('the worker loads from a sub-path too, and only when values are asked for', async () => {
+  const sub = await serve(ROOT, { check: 'dist/index.html' });
+  try {
+    const want = expected.safetensors.find((t) => t.name === 't_U8');
+    const { context, page, errors } = await openPage(browser, `${sub.url}dist/`);
+    await open(page, path.join(FIXTURES, want.file), want.name);
+    assert.ok(!sub.log.some((u) => u.includes('worker')), sub.log.join(' '));
+    await readValues(page);
+    await checkNumbers(page, want);
+    for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm']) {
+      assert.ok(sub.log.includes(`/dist/${f}`), `${f} in ${sub.log.join(' ')}`);
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await sub.close();
+  }
 });
 
 test('screenshot of the values panel', async () => {
