@@ -141,6 +141,34 @@ test('a type that is not decoded shows a finding, never numbers', async () => {
   await context.close();
 });
 
+test('unsound ranges and files changed on disk are findings; the page stays usable', async () => {
+  const { context, page, errors } = await openPage(browser, server.url);
+  // truncated.safetensors: tensor b claims bytes [184, 216) of a 206-byte file.
+  await open(page, path.join(FIXTURES, 'truncated.safetensors'), 'b');
+  await readValues(page);
+  assert.equal(await page.getAttribute('[data-testid=values-finding]', 'data-code'), 'TensorPastEnd');
+  assert.equal(await page.locator('[data-testid=values-result]').count(), 0);
+  await select(page, 'a');
+  await readValues(page);
+  assert.equal(await value(page, 'v-count'), '16');
+  await context.close();
+
+  // A file modified after it was opened: the browser refuses the read; a finding, no numbers.
+  const copy = path.join(OUT, 'changed.safetensors');
+  fs.copyFileSync(path.join(FIXTURES, 'values_np.safetensors'), copy);
+  const second = await openPage(browser, server.url);
+  await open(second.page, copy, 't_F64');
+  await new Promise((ok) => setTimeout(ok, 1100));
+  fs.appendFileSync(copy, Buffer.alloc(16));
+  await readValues(second.page);
+  const code = await second.page.getAttribute('[data-testid=values-finding]', 'data-code');
+  assert.ok(['ReadFailed', 'FileChanged'].includes(code), code);
+  assert.equal(await second.page.locator('[data-testid=values-result]').count(), 0);
+  console.log('file changed on disk:', await second.page.locator('[data-testid=values-finding]').innerText());
+  await second.context.close();
+  assert.deepEqual(errors, []);
+});
+
 test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a full read', { skip: !fs.existsSync(SPARSE) && 'run scripts/test.sh (it makes the sparse file)' }, async () => {
   const { context, page, errors } = await openPage(browser, server.url);
   await open(page, SPARSE, EMBED);
