@@ -4,7 +4,7 @@
 
 use crate::error::{Finding, Severity};
 use crate::stats::Stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const TOOL: &str = "tensorpeek";
@@ -70,7 +70,7 @@ impl Format {
 
 /// One tensor as the report lists it. The shape is row-major (numpy order) for both
 /// formats; `ggml_dims` keeps a GGUF tensor's dims as stored (ne[0] first).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TensorEntry {
     pub name: String,
     pub dtype: String,

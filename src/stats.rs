@@ -12,7 +12,7 @@
 //! - a histogram of the finite values (see [`AdaptiveHistogram`]);
 //! - a preview of the first rows × columns (row-major element indices).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Bins of the streaming histogram (even, so that bin pairs merge cleanly).
@@ -25,7 +25,7 @@ pub const PREVIEW_ROWS: u64 = 8;
 pub const PREVIEW_COLS: u64 = 8;
 
 /// Summary of a tensor's values (docs/report.md, `stats`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub count: u64,
     pub min: Option<f64>,
@@ -50,7 +50,7 @@ pub struct Stats {
     pub note: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
     pub lo: f64,
     pub hi: f64,
@@ -59,7 +59,7 @@ pub struct Histogram {
 
 /// The top-left corner of the tensor seen as a matrix. Element (r, c) of `values`
 /// (row-major, `cols` per row) is the tensor's flat element `r * row_len + c`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Preview {
     pub rows: u64,
     pub cols: u64,

@@ -13,7 +13,9 @@ pub mod model_view;
 pub mod state;
 pub mod table;
 pub mod util;
+pub mod values;
 pub mod view;
+pub mod worker;
 
 use crate::formats::{self, checkpoint};
 use crate::report::{Format, Report};
@@ -328,7 +330,7 @@ pub fn app() -> Html {
         .files
         .iter()
         .filter_map(|f| match &f.status {
-            Status::Done(s, _) => Some(s.clone()),
+            Status::Done(s, _) => Some(values::with_stats(&s.0.report, f.id, &state.values)),
             Status::Reading => None,
         })
         .collect();
@@ -337,7 +339,7 @@ pub fn app() -> Html {
         let done = done.clone();
         let all_files = state.files.clone();
         Callback::from(move |_: MouseEvent| {
-            let files = done.iter().map(|s| s.0.report.clone()).collect();
+            let files = done.clone();
             let mut report = Report::new(files);
             report.model = model
                 .as_ref()
@@ -424,7 +426,13 @@ pub fn app() -> Html {
                 let d = state.dispatcher();
                 Callback::from(move |_: ()| d.dispatch(Action::Select(None)))
             };
-            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} {on_deselect} /> }
+            let values = Rc::new(values::for_file(id, &state.values));
+            let blob = f.source.as_ref().map(|s| s.0.blob().clone());
+            let on_stats = {
+                let d = state.dispatcher();
+                Callback::from(move |(i, s): (usize, crate::stats::Stats)| d.dispatch(Action::Stats(id, i, s)))
+            };
+            html! { <FileView key={id} file={f} {selected} {on_select} {on_close} {on_deselect} {values} {blob} {on_stats} /> }
         }
         None => html! {
             <section class="empty" data-testid="empty">

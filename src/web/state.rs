@@ -4,6 +4,8 @@
 use super::model_view::{Checkpoint, ModelData};
 use crate::report::TensorEntry;
 use crate::source::Inspection;
+use crate::stats::Stats;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -77,6 +79,8 @@ pub struct State {
     /// A safetensors checkpoint (a folder, or shards with their JSON files) merged into one
     /// model; its id shares the file ids' numbering and `current` when its tab is shown.
     pub checkpoint: Option<Checkpoint>,
+    /// Stats read on request, by (file id, tensor index); merged into the exported report.
+    pub values: BTreeMap<(u32, usize), Stats>,
     next_id: u32,
 }
 
@@ -116,8 +120,10 @@ pub enum Action {
         bytes_read: u64,
         now_ms: f64,
     },
-    /// Keep a file's source for later reads on request.
+    /// Keep a file's source for later reads on request (GGUF arrays, tensor values).
     Source(u32, SourceHandle),
+    /// A tensor's values were read: (file id, tensor index, stats).
+    Stats(u32, usize, Stats),
 }
 
 impl Reducible for State {
@@ -169,6 +175,7 @@ impl Reducible for State {
                 if s.selected.is_some_and(|(f, _)| f == id) {
                     s.selected = None;
                 }
+                s.values.retain(|(f, _), _| *f != id);
             }
             Action::Show(id) => s.current = Some(id),
             Action::Select(sel) => s.selected = sel,
@@ -189,6 +196,11 @@ impl Reducible for State {
             Action::Source(id, src) => {
                 if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
                     f.source = Some(src);
+                }
+            }
+            Action::Stats(id, index, stats) => {
+                if s.files.iter().any(|f| f.id == id) {
+                    s.values.insert((id, index), stats);
                 }
             }
         }

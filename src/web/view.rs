@@ -7,6 +7,7 @@
 use super::state::{FileEntry, Shared, Status, Tensors};
 use super::table::TensorTable;
 use super::util::{download, export_name, Bytes, CopyButton, Num};
+use super::values::{FileValues, ValuesPanel};
 use crate::error::Finding;
 use crate::fmt;
 use crate::report::{FileReport, Format, Report, Verdict};
@@ -28,6 +29,15 @@ pub struct FileViewProps {
     /// Clear the tensor selection.
     #[prop_or_default]
     pub on_deselect: Callback<()>,
+    /// Stats read so far, by tensor index (shown, and merged into the export).
+    #[prop_or_default]
+    pub values: FileValues,
+    /// The file itself, for reading values.
+    #[prop_or_default]
+    pub blob: Option<web_sys::Blob>,
+    /// A tensor's values were read.
+    #[prop_or_default]
+    pub on_stats: Callback<(usize, crate::stats::Stats)>,
 }
 
 #[function_component(FileView)]
@@ -56,7 +66,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                     <header class="file-head">
                         <h2 class="fname" title={r.name.clone()}>{ r.name.clone() }</h2>
                         <span class="pill">{ r.format.name() }</span>
-                        <ExportButton report={insp.clone()} />
+                        <ExportButton report={insp.clone()} values={p.values.clone()} />
                         <button type="button" class="ghost" onclick={close} title="Close this file">{ "Close" }</button>
                     </header>
                     <VerdictBanner report={insp.clone()} took_ms={f.took_ms} />
@@ -68,6 +78,8 @@ pub fn file_view(p: &FileViewProps) -> Html {
                     { format_section(insp, f) }
                     if let Some(i) = p.selected {
                         <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
+                        <ValuesPanel key={i} tensors={tensors.clone()} index={i} format={r.format}
+                            blob={p.blob.clone()} stats={p.values.get(&i).cloned()} on_stats={p.on_stats.clone()} />
                     }
                     if !r.tensors.is_empty() {
                         <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />
@@ -91,14 +103,23 @@ pub struct ReportProps {
     pub report: Shared,
 }
 
+#[derive(Properties, PartialEq)]
+pub struct ExportProps {
+    pub report: Shared,
+    /// Stats read on request, merged into the tensors' `stats`.
+    #[prop_or_default]
+    pub values: FileValues,
+}
+
 #[function_component(ExportButton)]
-pub fn export_button(p: &ReportProps) -> Html {
+pub fn export_button(p: &ExportProps) -> Html {
     let failed = use_state(|| false);
     let onclick = {
         let report = p.report.clone();
+        let values = p.values.clone();
         let failed = failed.clone();
         Callback::from(move |_: MouseEvent| {
-            let r = &report.0.report;
+            let r = super::values::merge_stats(&report.0.report, &values);
             let json = Report::new(vec![r.clone()]).to_json_pretty();
             failed.set(download(&export_name(&r.name), "application/json", &json).is_err());
         })

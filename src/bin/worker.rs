@@ -1,0 +1,17 @@
+//! The page's Web Worker: reads one tensor's bytes from a `File` and computes its stats off
+//! the UI thread (src/web/worker.rs). Trunk builds it for wasm32 from index.html
+//! (`data-bin="tensorpeek-worker" data-type="worker"`); natively there is nothing to run.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    tensorpeek::web::worker::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    eprintln!(
+        "tensorpeek-worker is the browser page's Web Worker (built by Trunk); \
+         natively, use `tensorpeek stats FILE --tensor NAME`"
+    );
+    std::process::ExitCode::from(2)
+}
