@@ -1,5 +1,5 @@
 // Times @huggingface/gguf parsing a local GGUF's header (metadata + tensor infos), for the
-// comparison in docs/notes-gguf.md. Setup and run (npm registry only):
+// comparison in docs/gguf.md. Setup and run (npm registry only):
 //   cd tests/bench && npm install --no-save @huggingface/gguf && node gguf_hf.mjs FILE [RUNS]
 // Prints the first run and the best of the rest, in ms, plus what it found.
 import { gguf } from "@huggingface/gguf";
