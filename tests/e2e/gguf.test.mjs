@@ -147,7 +147,7 @@ print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, fixture
   // The ggml type table marks the types this file uses.
   const used = await page.locator('[data-testid=ggml-types] tr[data-used=true]').evaluateAll((rs) => rs.map((r) => r.dataset.type));
   assert.deepEqual(used.sort(), [...new Set(want.tensors.map((t) => t.type))].sort());
-  assert.equal(await page.locator('[data-testid=ggml-types] tbody tr').count(), 42);
+  assert.equal(await page.locator('[data-testid=ggml-types] tbody tr').count(), 43, 'ids 0–42');
 
   // Export JSON: the report with the GGUF fields.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-json]')]);
