@@ -5,6 +5,7 @@
 //! Computed from the open files' `Parsed::Gguf` by [`gguf_split::merge`].
 
 use super::state::{FileEntry, Shared, State, Status};
+use super::util;
 use super::util::{bytes_html, download, num_html, Bytes, Num};
 use crate::fmt;
 use crate::formats::gguf_split::{self, SplitModel};
@@ -189,16 +190,7 @@ pub fn split_view(p: &SplitProps) -> Html {
                         <dt>{ "Parameters" }</dt><dd data-testid="split-params"><Num n={m.totals.params} /><span class="dim">{ format!(" ({})", fmt::human_count(m.totals.params)) }</span></dd>
                         <dt>{ "Tensor bytes" }</dt><dd data-testid="split-bytes"><span class="mono">{ fmt::thousands(m.totals.bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={m.totals.bytes} />{ ")" }</span></dd>
                     </dl>
-                    if !m.totals.by_dtype.is_empty() {
-                        <table class="mini">
-                            <thead><tr><th scope="col">{ "Type" }</th><th scope="col" class="n">{ "Tensors" }</th><th scope="col" class="n">{ "Params" }</th><th scope="col" class="n">{ "Bytes" }</th></tr></thead>
-                            <tbody>
-                                { for m.totals.by_dtype.iter().map(|(d, v)| html! {
-                                    <tr><td><code>{ d.clone() }</code></td><td class="n">{ num_html(v.tensors) }</td><td class="n">{ num_html(v.params) }</td><td class="n">{ bytes_html(v.bytes) }</td></tr>
-                                }) }
-                            </tbody>
-                        </table>
-                    }
+                    { util::dtype_table(&m.totals.by_dtype, "split-by-type", "Type") }
                 </div>
             </div>
             if !m.findings.is_empty() {

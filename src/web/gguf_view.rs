@@ -6,6 +6,7 @@
 //! `<pre>` as text and is never interpreted).
 
 use super::state::{Shared, SourceHandle};
+use super::util;
 use super::util::{bytes_html, num_html, Bytes, CopyButton, Num};
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
 use crate::error::Code;
@@ -62,15 +63,6 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
     }
 }
 
-fn item(label: &str, testid: &str, value: Html) -> Html {
-    html! {
-        <>
-            <dt>{ label.to_string() }</dt>
-            <dd data-testid={testid.to_string()}>{ value }</dd>
-        </>
-    }
-}
-
 fn mono(s: String) -> Html {
     html! { <span class="mono">{ s }</span> }
 }
@@ -109,14 +101,14 @@ fn header_card(g: &GgufFile) -> Html {
         <section class="card" aria-label="GGUF header" data-testid="gguf-header">
             <h3>{ "GGUF header" }</h3>
             <dl>
-                { item("Magic", "g-magic", magic) }
-                { item("Version", "g-version", h.version.map_or_else(|| html!{ "—" }, |v| mono(v.to_string()))) }
-                { item("Byte order", "g-endian", html!{ endian }) }
-                { item("Tensors", "g-tensor-count", opt_num(h.tensor_count)) }
-                { item("Metadata entries", "g-kv-count", opt_num(h.kv_count)) }
-                { item("Alignment", "g-alignment", mono(fmt::thousands(h.alignment))) }
-                { item("Tensor infos start", "g-infos-start", h.tensor_infos_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
-                { item("Data start", "g-data-start", h.data_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
+                { util::dl_item("Magic", "g-magic", magic) }
+                { util::dl_item("Version", "g-version", h.version.map_or_else(|| html!{ "—" }, |v| mono(v.to_string()))) }
+                { util::dl_item("Byte order", "g-endian", html!{ endian }) }
+                { util::dl_item("Tensors", "g-tensor-count", opt_num(h.tensor_count)) }
+                { util::dl_item("Metadata entries", "g-kv-count", opt_num(h.kv_count)) }
+                { util::dl_item("Alignment", "g-alignment", mono(fmt::thousands(h.alignment))) }
+                { util::dl_item("Tensor infos start", "g-infos-start", h.tensor_infos_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
+                { util::dl_item("Data start", "g-data-start", h.data_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
             </dl>
         </section>
     }
@@ -162,18 +154,18 @@ fn model_card(g: &GgufFile) -> Html {
         <section class="card" aria-label="Model card" data-testid="gguf-card">
             <h3>{ "Model card" }</h3>
             <dl>
-                { item("Architecture", "c-arch", opt_text(c.architecture.as_deref())) }
-                { item("Name", "c-name", c.name.as_ref().map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |n| html!{ n.clone() })) }
-                { item("File type", "c-file-type", file_type) }
-                { item("Context length", "c-context", opt_num(c.context_length)) }
-                { item("Embedding length", "c-embedding", opt_num(c.embedding_length)) }
-                { item("Blocks", "c-blocks", opt_num(c.block_count)) }
-                { item("Feed-forward length", "c-ffn", opt_num(c.feed_forward_length)) }
-                { item("Heads / KV heads", "c-heads", heads) }
-                { item("Vocabulary", "c-vocab", opt_num(c.vocab_size)) }
-                { item("RoPE", "c-rope", rope) }
-                { item("Parameters", "c-params", html!{ <><Num n={c.parameter_count} /><span class="dim">{ format!(" ({})", fmt::human_count(c.parameter_count)) }</span></> }) }
-                { item("Bits per weight", "c-bpw", c.bits_per_weight.map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |b| mono(format!("{b:.2}")))) }
+                { util::dl_item("Architecture", "c-arch", opt_text(c.architecture.as_deref())) }
+                { util::dl_item("Name", "c-name", c.name.as_ref().map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |n| html!{ n.clone() })) }
+                { util::dl_item("File type", "c-file-type", file_type) }
+                { util::dl_item("Context length", "c-context", opt_num(c.context_length)) }
+                { util::dl_item("Embedding length", "c-embedding", opt_num(c.embedding_length)) }
+                { util::dl_item("Blocks", "c-blocks", opt_num(c.block_count)) }
+                { util::dl_item("Feed-forward length", "c-ffn", opt_num(c.feed_forward_length)) }
+                { util::dl_item("Heads / KV heads", "c-heads", heads) }
+                { util::dl_item("Vocabulary", "c-vocab", opt_num(c.vocab_size)) }
+                { util::dl_item("RoPE", "c-rope", rope) }
+                { util::dl_item("Parameters", "c-params", html!{ <><Num n={c.parameter_count} /><span class="dim">{ format!(" ({})", fmt::human_count(c.parameter_count)) }</span></> }) }
+                { util::dl_item("Bits per weight", "c-bpw", c.bits_per_weight.map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |b| mono(format!("{b:.2}")))) }
             </dl>
         </section>
     }
@@ -190,7 +182,7 @@ fn special(name: &str, testid: &str, t: Option<&SpecialToken>) -> Html {
             </>
         },
     };
-    item(name, testid, v)
+    util::dl_item(name, testid, v)
 }
 
 fn tokenizer_card(g: &GgufFile) -> Html {
@@ -207,15 +199,15 @@ fn tokenizer_card(g: &GgufFile) -> Html {
         <section class="card" aria-label="Tokenizer" data-testid="gguf-tokenizer">
             <h3>{ "Tokenizer" }</h3>
             <dl>
-                { item("Model", "t-model", opt_text(t.model.as_deref())) }
-                { item("Pre-tokenizer", "t-pre", opt_text(t.pre.as_deref())) }
-                { item("Tokens", "t-tokens", opt_num(t.token_count)) }
-                { item("Merges", "t-merges", opt_num(t.merge_count)) }
+                { util::dl_item("Model", "t-model", opt_text(t.model.as_deref())) }
+                { util::dl_item("Pre-tokenizer", "t-pre", opt_text(t.pre.as_deref())) }
+                { util::dl_item("Tokens", "t-tokens", opt_num(t.token_count)) }
+                { util::dl_item("Merges", "t-merges", opt_num(t.merge_count)) }
                 { special("BOS", "t-bos", t.bos.as_ref()) }
                 { special("EOS", "t-eos", t.eos.as_ref()) }
                 { special("PAD", "t-pad", t.pad.as_ref()) }
                 { special("UNK", "t-unk", t.unk.as_ref()) }
-                { item("Metadata bytes", "t-bytes", html!{ <><span class="mono">{ fmt::thousands(t.metadata_bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={t.metadata_bytes} />{ ")" }</span></> }) }
+                { util::dl_item("Metadata bytes", "t-bytes", html!{ <><span class="mono">{ fmt::thousands(t.metadata_bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={t.metadata_bytes} />{ ")" }</span></> }) }
             </dl>
             if !t.token_type_counts.is_empty() {
                 <table class="mini" data-testid="t-types">

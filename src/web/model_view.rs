@@ -9,6 +9,7 @@
 
 use super::state::Tensors;
 use super::table::TensorTable;
+use super::util;
 use super::util::{download, export_name, Bytes, CopyButton, Num};
 use super::view::TensorPanel;
 use crate::audit::{Architecture, Audit, Family};
@@ -266,15 +267,6 @@ fn findings(d: &ModelData) -> Html {
     }
 }
 
-fn row(label: &str, testid: &str, value: Html) -> Html {
-    html! {
-        <>
-            <dt>{ label.to_string() }</dt>
-            <dd data-testid={testid.to_string()}>{ value }</dd>
-        </>
-    }
-}
-
 fn opt_num(n: Option<u64>) -> Html {
     match n {
         Some(n) => html! { <Num {n} /> },
@@ -288,30 +280,16 @@ fn summary(m: &ModelReport, c: &Checkpoint) -> Html {
         <section class="card summary" aria-label="Model summary" data-testid="model-summary">
             <h3>{ "Model" }</h3>
             <dl>
-                { row("Shards", "model-shard-count", html!{ <>
+                { util::dl_item("Shards", "model-shard-count", html!{ <>
                     <Num n={m.shards.len() as u64} />
                     if !m.missing_shards.is_empty() { <span class="bad">{ format!(" ({} missing)", m.missing_shards.len()) }</span> }
                 </> }) }
-                { row("Tensors", "model-tensor-count", html!{ <Num n={t.tensors} /> }) }
-                { row("Parameters", "model-params", html!{ <><Num n={t.params} /><span class="dim">{ format!(" ({})", fmt::human_count(t.params)) }</span></> }) }
-                { row("Tensor bytes", "model-tensor-bytes", html!{ <><span class="mono">{ fmt::thousands(t.bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={t.bytes} />{ ")" }</span></> }) }
-                { row("Bytes read", "model-read", html!{ <span class="mono">{ fmt::thousands(c.bytes_read) }</span> }) }
+                { util::dl_item("Tensors", "model-tensor-count", html!{ <Num n={t.tensors} /> }) }
+                { util::dl_item("Parameters", "model-params", html!{ <><Num n={t.params} /><span class="dim">{ format!(" ({})", fmt::human_count(t.params)) }</span></> }) }
+                { util::dl_item("Tensor bytes", "model-tensor-bytes", html!{ <><span class="mono">{ fmt::thousands(t.bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={t.bytes} />{ ")" }</span></> }) }
+                { util::dl_item("Bytes read", "model-read", html!{ <span class="mono">{ fmt::thousands(c.bytes_read) }</span> }) }
             </dl>
-            if !t.by_dtype.is_empty() {
-                <table class="mini" data-testid="model-by-dtype">
-                    <thead><tr><th scope="col">{ "Dtype" }</th><th scope="col" class="n">{ "Tensors" }</th><th scope="col" class="n">{ "Params" }</th><th scope="col" class="n">{ "Bytes" }</th></tr></thead>
-                    <tbody>
-                        { for t.by_dtype.iter().map(|(d, v)| html! {
-                            <tr data-dtype={d.clone()}>
-                                <td><code>{ d.clone() }</code></td>
-                                <td class="n"><Num n={v.tensors} /></td>
-                                <td class="n"><Num n={v.params} /></td>
-                                <td class="n"><Bytes n={v.bytes} /></td>
-                            </tr>
-                        }) }
-                    </tbody>
-                </table>
-            }
+            { util::dtype_table(&t.by_dtype, "model-by-dtype", "Dtype") }
         </section>
     }
 }
@@ -442,23 +420,23 @@ fn architecture(a: &Architecture) -> Html {
                 <p data-testid="arch-attention">{ s.clone() }</p>
             }
             <dl>
-                { row("Family", "arch-family", html!{ <code>{ family_name(a.family) }</code> }) }
-                { row("model_type", "arch-model-type", html!{ <code>{ a.model_type.clone().unwrap_or_else(|| "—".into()) }</code> }) }
-                if !a.architectures.is_empty() { { row("architectures", "arch-architectures", html!{ <code>{ a.architectures.join(", ") }</code> }) } }
+                { util::dl_item("Family", "arch-family", html!{ <code>{ family_name(a.family) }</code> }) }
+                { util::dl_item("model_type", "arch-model-type", html!{ <code>{ a.model_type.clone().unwrap_or_else(|| "—".into()) }</code> }) }
+                if !a.architectures.is_empty() { { util::dl_item("architectures", "arch-architectures", html!{ <code>{ a.architectures.join(", ") }</code> }) } }
                 if known {
-                    { row("Layers", "arch-layers", opt_num(a.layers)) }
-                    { row("Hidden size", "arch-hidden", opt_num(a.hidden_size)) }
-                    { row("Intermediate size", "arch-intermediate", opt_num(a.intermediate_size)) }
-                    { row("Attention heads", "arch-heads", opt_num(a.attention_heads)) }
-                    { row("KV heads", "arch-kv-heads", opt_num(a.kv_heads)) }
-                    { row("Head dim", "arch-head-dim", opt_num(a.head_dim)) }
-                    { row("Vocab size", "arch-vocab", opt_num(a.vocab_size)) }
-                    { row("Tied embeddings", "arch-tied", yes_no(a.tie_word_embeddings)) }
-                    { row("Attention / MLP bias", "arch-bias", html!{ <>{ yes_no(a.attention_bias) }{ " / " }{ yes_no(a.mlp_bias) }</> }) }
-                    { row("rope_theta", "arch-rope-theta", html!{ <span class="mono">{ a.rope_theta.map_or("—".to_string(), |t| format!("{t}")) }</span> }) }
-                    if let Some(s) = &a.rope_scaling { { row("rope_scaling", "arch-rope-scaling", html!{ <code class="wrap">{ json_text(s) }</code> }) } }
-                    { row("Max positions", "arch-max-pos", opt_num(a.max_position_embeddings)) }
-                    { row("torch_dtype", "arch-dtype", html!{ <code>{ a.torch_dtype.clone().unwrap_or_else(|| "—".into()) }</code> }) }
+                    { util::dl_item("Layers", "arch-layers", opt_num(a.layers)) }
+                    { util::dl_item("Hidden size", "arch-hidden", opt_num(a.hidden_size)) }
+                    { util::dl_item("Intermediate size", "arch-intermediate", opt_num(a.intermediate_size)) }
+                    { util::dl_item("Attention heads", "arch-heads", opt_num(a.attention_heads)) }
+                    { util::dl_item("KV heads", "arch-kv-heads", opt_num(a.kv_heads)) }
+                    { util::dl_item("Head dim", "arch-head-dim", opt_num(a.head_dim)) }
+                    { util::dl_item("Vocab size", "arch-vocab", opt_num(a.vocab_size)) }
+                    { util::dl_item("Tied embeddings", "arch-tied", yes_no(a.tie_word_embeddings)) }
+                    { util::dl_item("Attention / MLP bias", "arch-bias", html!{ <>{ yes_no(a.attention_bias) }{ " / " }{ yes_no(a.mlp_bias) }</> }) }
+                    { util::dl_item("rope_theta", "arch-rope-theta", html!{ <span class="mono">{ a.rope_theta.map_or("—".to_string(), |t| format!("{t}")) }</span> }) }
+                    if let Some(s) = &a.rope_scaling { { util::dl_item("rope_scaling", "arch-rope-scaling", html!{ <code class="wrap">{ json_text(s) }</code> }) } }
+                    { util::dl_item("Max positions", "arch-max-pos", opt_num(a.max_position_embeddings)) }
+                    { util::dl_item("torch_dtype", "arch-dtype", html!{ <code>{ a.torch_dtype.clone().unwrap_or_else(|| "—".into()) }</code> }) }
                 }
             </dl>
             if !known {
@@ -485,20 +463,20 @@ fn audit(a: &Audit) -> Html {
                 <p class="dim">{ "The config does not give everything needed to derive the expected tensors." }</p>
             }
             <dl>
-                { row("Expected tensors", "audit-expected", html!{ <Num n={a.expected_tensors} /> }) }
-                { row("Present tensors", "audit-present", html!{ <Num n={a.present_tensors} /> }) }
-                { row("Matched", "audit-matched", html!{ <Num n={a.matched} /> }) }
-                { row("Missing", "audit-missing", html!{ <span class={classes!((a.missing > 0).then_some("bad"))}><Num n={a.missing} /></span> }) }
+                { util::dl_item("Expected tensors", "audit-expected", html!{ <Num n={a.expected_tensors} /> }) }
+                { util::dl_item("Present tensors", "audit-present", html!{ <Num n={a.present_tensors} /> }) }
+                { util::dl_item("Matched", "audit-matched", html!{ <Num n={a.matched} /> }) }
+                { util::dl_item("Missing", "audit-missing", html!{ <span class={classes!((a.missing > 0).then_some("bad"))}><Num n={a.missing} /></span> }) }
                 if a.in_missing_shards > 0 {
-                    { row("In missing shards", "audit-in-missing", html!{ <Num n={a.in_missing_shards} /> }) }
+                    { util::dl_item("In missing shards", "audit-in-missing", html!{ <Num n={a.in_missing_shards} /> }) }
                 }
-                { row("Unexpected", "audit-unexpected", html!{ <Num n={a.unexpected} /> }) }
-                { row("Wrong shape", "audit-shape", html!{ <span class={classes!((a.shape_mismatches > 0).then_some("bad"))}><Num n={a.shape_mismatches} /></span> }) }
-                { row("Tensors per layer", "audit-per-layer", opt_num(a.tensors_per_layer)) }
-                { row("Parameters the config implies", "audit-expected-params", opt_num(a.expected_params)) }
-                { row("Parameters present", "audit-params", html!{ <Num n={a.total_params} /> }) }
-                { row("Embedding parameters", "audit-embedding", opt_num(a.embedding_params)) }
-                { row("Embedding share", "audit-share", html!{ <span class="mono">{ share.map_or("—".to_string(), |s| format!("{s:.2} %")) }</span> }) }
+                { util::dl_item("Unexpected", "audit-unexpected", html!{ <Num n={a.unexpected} /> }) }
+                { util::dl_item("Wrong shape", "audit-shape", html!{ <span class={classes!((a.shape_mismatches > 0).then_some("bad"))}><Num n={a.shape_mismatches} /></span> }) }
+                { util::dl_item("Tensors per layer", "audit-per-layer", opt_num(a.tensors_per_layer)) }
+                { util::dl_item("Parameters the config implies", "audit-expected-params", opt_num(a.expected_params)) }
+                { util::dl_item("Parameters present", "audit-params", html!{ <Num n={a.total_params} /> }) }
+                { util::dl_item("Embedding parameters", "audit-embedding", opt_num(a.embedding_params)) }
+                { util::dl_item("Embedding share", "audit-share", html!{ <span class="mono">{ share.map_or("—".to_string(), |s| format!("{s:.2} %")) }</span> }) }
             </dl>
             if let Some(s) = share {
                 <div class="share-bar" role="img" aria-label={format!("Embedding: {s:.2} % of all parameters")}>
@@ -515,14 +493,14 @@ fn tokenizer(t: &TokenizerSummary) -> Html {
         <section class="card tokenizer" aria-label="Tokenizer" data-testid="model-tokenizer">
             <h3>{ "Tokenizer" }</h3>
             <dl>
-                { row("Model", "tok-model", html!{ <code>{ t.model_type.clone().unwrap_or_else(|| "—".into()) }</code> }) }
-                { row("Vocabulary", "tok-vocab", opt_num(t.vocab)) }
-                { row("Merges", "tok-merges", opt_num(t.merges)) }
-                { row("Added tokens", "tok-added", html!{ <Num n={t.added_tokens} /> }) }
-                { row("Token ids", "tok-total", opt_num(t.total_tokens)) }
-                if let Some(c) = &t.tokenizer_class { { row("tokenizer_class", "tok-class", html!{ <code>{ c.clone() }</code> }) } }
-                if let Some(v) = &t.model_max_length { { row("model_max_length", "tok-max-len", html!{ <span class="mono">{ json_text(v) }</span> }) } }
-                { for t.roles.iter().map(|(k, v)| row(k, &format!("tok-role-{k}"), html!{ <code>{ v.clone() }</code> })) }
+                { util::dl_item("Model", "tok-model", html!{ <code>{ t.model_type.clone().unwrap_or_else(|| "—".into()) }</code> }) }
+                { util::dl_item("Vocabulary", "tok-vocab", opt_num(t.vocab)) }
+                { util::dl_item("Merges", "tok-merges", opt_num(t.merges)) }
+                { util::dl_item("Added tokens", "tok-added", html!{ <Num n={t.added_tokens} /> }) }
+                { util::dl_item("Token ids", "tok-total", opt_num(t.total_tokens)) }
+                if let Some(c) = &t.tokenizer_class { { util::dl_item("tokenizer_class", "tok-class", html!{ <code>{ c.clone() }</code> }) } }
+                if let Some(v) = &t.model_max_length { { util::dl_item("model_max_length", "tok-max-len", html!{ <span class="mono">{ json_text(v) }</span> }) } }
+                { for t.roles.iter().map(|(k, v)| util::dl_item(k, &format!("tok-role-{k}"), html!{ <code>{ v.clone() }</code> })) }
             </dl>
             if !t.special_tokens.is_empty() {
                 <h4>{ format!("Special tokens ({})", t.special_tokens.len()) }</h4>

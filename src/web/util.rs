@@ -153,3 +153,36 @@ pub fn export_name(name: &str) -> String {
     };
     format!("{stem}.tensorpeek.json")
 }
+
+/// One `<dt>label</dt><dd data-testid=…>value</dd>` line of a definition list (every card
+/// of the page uses these).
+pub fn dl_item(label: &str, testid: &str, value: Html) -> Html {
+    html! {
+        <>
+            <dt>{ label.to_string() }</dt>
+            <dd data-testid={testid.to_string()}>{ value }</dd>
+        </>
+    }
+}
+
+/// The per-dtype totals table (tensors, parameters, bytes per dtype or ggml type).
+pub fn dtype_table(by_dtype: &std::collections::BTreeMap<String, crate::report::DtypeTotals>, testid: &str, head: &str) -> Html {
+    if by_dtype.is_empty() {
+        return html! {};
+    }
+    html! {
+        <table class="mini" data-testid={testid.to_string()}>
+            <thead><tr><th scope="col">{ head.to_string() }</th><th scope="col" class="n">{ "Tensors" }</th><th scope="col" class="n">{ "Params" }</th><th scope="col" class="n">{ "Bytes" }</th></tr></thead>
+            <tbody>
+                { for by_dtype.iter().map(|(d, v)| html! {
+                    <tr data-dtype={d.clone()}>
+                        <td><code>{ d.clone() }</code></td>
+                        <td class="n">{ num_html(v.tensors) }</td>
+                        <td class="n">{ num_html(v.params) }</td>
+                        <td class="n">{ bytes_html(v.bytes) }</td>
+                    </tr>
+                }) }
+            </tbody>
+        </table>
+    }
+}

@@ -6,6 +6,7 @@
 
 use super::state::{FileEntry, Shared, Status, Tensors};
 use super::table::TensorTable;
+use super::util;
 use super::util::{download, export_name, Bytes, CopyButton, Num};
 use super::values::{FileValues, ValuesPanel};
 use crate::error::Finding;
@@ -181,16 +182,6 @@ pub fn verdict_banner(p: &VerdictProps) -> Html {
     }
 }
 
-/// A label/value line of the summary.
-fn item(label: &str, testid: &str, value: Html) -> Html {
-    html! {
-        <>
-            <dt>{ label.to_string() }</dt>
-            <dd data-testid={testid.to_string()}>{ value }</dd>
-        </>
-    }
-}
-
 fn exact(n: u64) -> Html {
     html! { <Num {n} /> }
 }
@@ -228,28 +219,14 @@ pub fn summary(p: &ReportProps) -> Html {
         <section class="card summary" aria-label="Summary" data-testid="summary">
             <h3>{ "Summary" }</h3>
             <dl>
-                { item("File size", "size", sized(r.size)) }
-                if let Some(n) = r.header_len { { item(header_label, "header-len", sized(n)) } }
-                if let Some(d) = r.data_start { { item(data_label, "data-start", html!{ <span class="mono">{ fmt::thousands(d) }</span> }) } }
-                { item("Tensors", "tensor-count", exact(t.tensors)) }
-                { item("Parameters", "params", html!{ <><Num n={t.params} /><span class="dim">{ format!(" ({})", fmt::human_count(t.params)) }</span></> }) }
-                { item("Tensor bytes", "tensor-bytes", sized(t.bytes)) }
+                { util::dl_item("File size", "size", sized(r.size)) }
+                if let Some(n) = r.header_len { { util::dl_item(header_label, "header-len", sized(n)) } }
+                if let Some(d) = r.data_start { { util::dl_item(data_label, "data-start", html!{ <span class="mono">{ fmt::thousands(d) }</span> }) } }
+                { util::dl_item("Tensors", "tensor-count", exact(t.tensors)) }
+                { util::dl_item("Parameters", "params", html!{ <><Num n={t.params} /><span class="dim">{ format!(" ({})", fmt::human_count(t.params)) }</span></> }) }
+                { util::dl_item("Tensor bytes", "tensor-bytes", sized(t.bytes)) }
             </dl>
-            if !t.by_dtype.is_empty() {
-                <table class="mini" data-testid="by-dtype">
-                    <thead><tr><th scope="col">{ "Dtype" }</th><th scope="col" class="n">{ "Tensors" }</th><th scope="col" class="n">{ "Params" }</th><th scope="col" class="n">{ "Bytes" }</th></tr></thead>
-                    <tbody>
-                        { for t.by_dtype.iter().map(|(d, v)| html! {
-                            <tr data-dtype={d.clone()}>
-                                <td><code>{ d.clone() }</code></td>
-                                <td class="n"><Num n={v.tensors} /></td>
-                                <td class="n"><Num n={v.params} /></td>
-                                <td class="n"><Bytes n={v.bytes} /></td>
-                            </tr>
-                        }) }
-                    </tbody>
-                </table>
-            }
+            { util::dtype_table(&t.by_dtype, "by-dtype", "Dtype") }
             <h4>{ match r.format { Format::Safetensors => "__metadata__", _ => "Metadata" } }</h4>
             if r.format == Format::Gguf {
                 <p class="dim">{ "Grouped, with types and sizes, in the Metadata section below." }</p>
@@ -442,12 +419,12 @@ pub fn tensor_panel(p: &TensorPanelProps) -> Html {
             </div>
             <p class="tname-big"><code>{ t.name.clone() }</code></p>
             <dl>
-                { item("Dtype", "sel-dtype", html!{ <code>{ t.dtype.clone() }</code> }) }
-                { item("Shape", "sel-shape", html!{ fmt::shape(&t.shape) }) }
-                if let Some(d) = &t.ggml_dims { { item("GGUF dims (ne[0] first)", "sel-ggml-dims", html!{ fmt::shape(d) }) } }
-                { item("Params", "sel-params", t.params.map_or(html!{"overflow"}, exact)) }
-                { item("Bytes", "sel-bytes", t.bytes.map_or(html!{"invalid"}, sized)) }
-                { item("Absolute range", "sel-range", html!{ <span class="mono">{
+                { util::dl_item("Dtype", "sel-dtype", html!{ <code>{ t.dtype.clone() }</code> }) }
+                { util::dl_item("Shape", "sel-shape", html!{ fmt::shape(&t.shape) }) }
+                if let Some(d) = &t.ggml_dims { { util::dl_item("GGUF dims (ne[0] first)", "sel-ggml-dims", html!{ fmt::shape(d) }) } }
+                { util::dl_item("Params", "sel-params", t.params.map_or(html!{"overflow"}, exact)) }
+                { util::dl_item("Bytes", "sel-bytes", t.bytes.map_or(html!{"invalid"}, sized)) }
+                { util::dl_item("Absolute range", "sel-range", html!{ <span class="mono">{
                     match (t.abs_start, end_abs) {
                         (Some(a), Some(e)) => format!("[{}, {})", fmt::thousands(a), fmt::thousands(e)),
                         _ => "overflow".to_string(),
