@@ -5,27 +5,17 @@
 // the broken variants' findings, and a sparse 6.4 GB Llama-3.2-3B-shaped checkpoint.
 // Run after `trunk build --release --offline` and
 // `python3 tests/make_sparse_checkpoint.py tests/e2e/out/llama32-3b-ckpt`.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
 const CKPT = path.join(FIXTURES, 'checkpoint');
 const EXPECTED = readJson(path.join(CKPT, 'expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b-ckpt');
 
-let server;
-let browser;
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const text = async (page, sel) => (await page.locator(sel).first().textContent()).trim();
 const modelDone = (page) => page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 60_000 });
@@ -147,7 +137,7 @@ async function checkExport(page, saveAs) {
 }
 
 test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', async () => {
-  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
   const nreq = requests.length;
   const dir = path.join(CKPT, 'good');
   await page.setInputFiles('[data-testid=folder-input]', dir);
@@ -188,7 +178,7 @@ test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', asy
 test('a checkpoint folder dropped (directory entries walked, readEntries in batches)', async () => {
   const dir = path.join(CKPT, 'good');
   const files = fs.readdirSync(dir).sort().map((f) => [f, [...fs.readFileSync(path.join(dir, f))]]);
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   await page.evaluate((files) => {
     // Stand-ins for FileSystemDirectoryEntry / FileSystemFileEntry (a synthetic DataTransfer
     // has no real entries): the page uses only their methods.
@@ -247,7 +237,7 @@ test('a checkpoint folder dropped (directory entries walked, readEntries in batc
 });
 
 test('broken checkpoints: a missing shard, a wrong k_proj shape, a tensor in the wrong shard (loose files)', async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   // Missing shard: the exact sentence, in the findings and in the shards table.
   await page.setInputFiles('[data-testid=folder-input]', path.join(CKPT, 'missing_shard'));
   await modelDone(page);
@@ -293,7 +283,7 @@ test('a sparse 6.4 GB Llama-3.2-3B-shaped checkpoint: headers and JSON only', as
   }
   const runs = [];
   for (let i = 0; i < 3; i++) {
-    const { context, page, errors } = await openPage(browser, server.url);
+    const { context, page, errors } = await openPage(env.browser, env.server.url);
     const t0 = Date.now();
     await page.setInputFiles('[data-testid=folder-input]', SPARSE);
     await modelDone(page);

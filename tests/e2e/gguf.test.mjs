@@ -2,25 +2,14 @@
 // (stories260K.gguf, numbers from gguf-py's GGUFReader), a sparse 6.4 GB Llama-3.2-3B-shaped
 // GGUF with a 128,256-token tokenizer, the three parts of a split model (and two of them),
 // and corrupted copies. Run after `trunk build --release --offline`.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
@@ -44,8 +33,8 @@ test('stories260K.gguf (llama.cpp): header, card, tokenizer, layout, metadata, e
   const fixture = path.join(FIXTURES, 'stories260K.gguf');
   const want = readJson(path.join(FIXTURES, 'stories260K.expected.json'));
   const kv = Object.fromEntries(want.kv.map((k) => [k.key, k]));
-  const { context, page, requests, errors } = await openPage(browser, server.url);
-  const before = { requests: requests.length, served: server.log.length };
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
+  const before = { requests: requests.length, served: env.server.log.length };
 
   await page.setInputFiles('[data-testid=file-input]', fixture);
   await done(page);
@@ -174,7 +163,7 @@ print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, fixture
   // No network request after the page loaded; no script error.
   const net = requests.slice(before.requests).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(net, []);
-  assert.equal(server.log.length, before.served);
+  assert.equal(env.server.log.length, before.served);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -186,7 +175,7 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   }
   const size = fs.statSync(file).size;
   assert.equal(size, 6_436_298_400);
-  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
   const nreq = requests.length;
   const t0 = Date.now();
   await page.setInputFiles('[data-testid=file-input]', file);
@@ -274,7 +263,7 @@ const SPLIT = [1, 2, 3].map((i) => path.join(FIXTURES, 'gguf', `split-0000${i}-o
 
 test('split GGUF: three parts make one model; two name the missing one', async () => {
   const wants = [1, 2, 3].map((i) => readJson(path.join(FIXTURES, 'gguf', `split-0000${i}-of-00003.expected.json`)));
-  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
   const nreq = requests.length;
   await page.setInputFiles('[data-testid=file-input]', SPLIT);
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab]').length === 3
@@ -319,7 +308,7 @@ test('split GGUF: three parts make one model; two name the missing one', async (
   await context.close();
 
   // Two of three: the missing part is named.
-  const two = await openPage(browser, server.url);
+  const two = await openPage(env.browser, env.server.url);
   await two.page.setInputFiles('[data-testid=file-input]', [SPLIT[0], SPLIT[2]]);
   await two.page.waitForSelector('[data-testid=split-model]');
   await two.page.waitForFunction(() => document.querySelectorAll('[data-testid=split-part]').length === 3);
@@ -347,7 +336,7 @@ test('corrupted GGUF files show findings, not a blank page', async () => {
     ['huge-string.gguf', hugeString, 'CountTooLarge'],
     ['truncated.gguf', truncated, 'FileTooShort'],
   ];
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   await page.setInputFiles('[data-testid=file-input]', cases.map(([name, buffer]) => ({ name, mimeType: 'application/octet-stream', buffer })));
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab]').length === 3
     && document.querySelectorAll('[data-testid=tab] .mark.reading').length === 0);

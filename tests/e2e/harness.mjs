@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { before, after } from 'node:test';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = path.join(ROOT, 'dist');
@@ -104,3 +105,19 @@ export async function openPage(browser, url, options = {}) {
 export const th = (n) => BigInt(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));
+
+// One static server over dist/ and one Chromium for a whole test file: registers the
+// file's `before`/`after` hooks and returns `{ server, browser }` once they ran.
+export function useBrowser() {
+  const env = {};
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    env.server = await serve();
+    env.browser = await launch();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
+}

@@ -1,25 +1,14 @@
 // End-to-end tests of the page in Debian's Chromium: a real safetensors file written by
 // the PyPI `safetensors` package, a sparse ~6 GB Llama-3.2-3B-shaped file, broken files,
 // and the drop-event path. Run after `trunk build --release --offline`.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
@@ -27,8 +16,8 @@ const text = (page, sel) => page.locator(sel).first().innerText();
 test('a real safetensors file: numbers, table, export, bytes read, no network', async () => {
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');
-  const { context, page, requests, errors } = await openPage(browser, server.url);
-  const before = { requests: requests.length, served: server.log.length };
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
+  const before = { requests: requests.length, served: env.server.log.length };
 
   await page.setInputFiles('[data-testid=file-input]', fixture);
   await done(page);
@@ -103,7 +92,7 @@ test('a real safetensors file: numbers, table, export, bytes read, no network', 
   await page.uncheck('[data-testid=tree-toggle]');
 
   // Copy buttons: a row's name, and the selected tensor's JSON.
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.server.url });
   const first = want.tensors[0].name;
   await page.locator(`[data-testid=tensor-row][data-name="${first}"] button.copy`).click();
   await page.waitForSelector(`[data-testid=tensor-row][data-name="${first}"] button.copy[data-copied=yes]`);
@@ -144,7 +133,7 @@ test('a real safetensors file: numbers, table, export, bytes read, no network', 
   // Nothing went over the network after the page loaded (the export is a blob: URL).
   const net = requests.slice(before.requests).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(net, []);
-  assert.equal(server.log.length, before.served);
+  assert.equal(env.server.log.length, before.served);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -156,7 +145,7 @@ test('a sparse 6 GB Llama-3.2-3B-shaped file: counts and offsets past 4 GiB', as
   }
   const want = readJson(file + '.expected.json');
   assert.ok(want.size > 6e9);
-  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
   const nreq = requests.length;
   const t0 = Date.now();
   await page.setInputFiles('[data-testid=file-input]', file);
@@ -192,7 +181,7 @@ test('a sparse 6 GB Llama-3.2-3B-shaped file: counts and offsets past 4 GiB', as
 });
 
 test('broken files show findings, not a blank page', async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   await page.setInputFiles('[data-testid=file-input]', path.join(FIXTURES, 'truncated.safetensors'));
   await done(page);
   assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'errors');
@@ -245,7 +234,7 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   const b = fs.readFileSync(path.join(FIXTURES, 'tiny_model.safetensors'));
   const wantA = readJson(path.join(FIXTURES, 'one_tensor.safetensors.expected.json'));
   const wantB = readJson(path.join(FIXTURES, 'tiny_model.safetensors.expected.json'));
-  const { context, page, requests, errors } = await openPage(browser, server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
   const nreq = requests.length;
   const entered = await page.evaluate(([a, b]) => {
     const dt = new DataTransfer();
@@ -295,7 +284,7 @@ test('thousands of tensors: paged rows, show more, filter, tree', async (t) => {
   const buf = Buffer.alloc(8 + n + count * 8);
   buf.writeBigUInt64LE(BigInt(n));
   json.copy(buf, 8);
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   const t0 = Date.now();
   await page.setInputFiles('[data-testid=file-input]', { name: 'many.safetensors', mimeType: 'application/octet-stream', buffer: buf });
   await done(page);
@@ -322,7 +311,7 @@ test('thousands of tensors: paged rows, show more, filter, tree', async (t) => {
 test('dist/ works from a sub-path (relative URLs)', async () => {
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
-    const { context, page, errors } = await openPage(browser, `${sub.url}dist/`);
+    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`);
     await page.setInputFiles('[data-testid=file-input]', path.join(FIXTURES, 'one_tensor.safetensors'));
     await done(page);
     assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
@@ -343,7 +332,7 @@ test('screenshots, light and dark, wide and phone', async () => {
     ['dark', 'screenshot-dark.png', { width: 1280, height: 1000 }],
     ['light', 'phone.png', { width: 390, height: 844 }],
   ]) {
-    const { context, page, errors } = await openPage(browser, server.url, { viewport, colorScheme: scheme });
+    const { context, page, errors } = await openPage(env.browser, env.server.url, { viewport, colorScheme: scheme });
     await page.setInputFiles('[data-testid=file-input]', file);
     await done(page);
     await page.check('[data-testid=tree-toggle]');

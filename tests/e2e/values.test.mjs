@@ -2,27 +2,17 @@
 // Worker, only its byte range, and the numbers equal the reference readers'
 // (tests/fixtures/values_expected.json, written by numpy / gguf-py). Run after
 // `trunk build --release --offline`; case (c) needs the sparse file made by scripts/test.sh.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
-let server;
-let browser;
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
 const EMBED = 'model.embed_tokens.weight';
 
-before(async () => {
-  fs.mkdirSync(OUT, { recursive: true });
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
 const hexF64 = (hex) => Buffer.from(hex, 'hex').readDoubleLE(0);
@@ -70,7 +60,7 @@ async function checkNumbers(page, want) {
 
 test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in the export', async () => {
   const want = expected.safetensors.find((t) => t.name === 't_F32');
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, path.join(FIXTURES, want.file), want.name);
   const pageReadBefore = await page.evaluate(() => window.__bytesRead());
   await readValues(page);
@@ -109,7 +99,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
 });
 
 test('GGUF quantized tensors: dequantized values equal gguf-py\'s', async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   for (const name of ['g_Q4_K', 'g_Q8_0']) {
     const want = expected.gguf.find((t) => t.name === name);
     if (name === 'g_Q4_K') await open(page, path.join(FIXTURES, want.file), name);
@@ -125,7 +115,7 @@ test('GGUF quantized tensors: dequantized values equal gguf-py\'s', async () => 
 });
 
 test('a type that is not decoded shows a finding, never numbers', async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   const want = expected.gguf.find((t) => t.name === 'g_IQ4_NL');
   await open(page, path.join(FIXTURES, want.file), want.name);
   await readValues(page);
@@ -142,7 +132,7 @@ test('a type that is not decoded shows a finding, never numbers', async () => {
 });
 
 test('unsound ranges and files changed on disk are findings; the page stays usable', async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   // truncated.safetensors: tensor b claims bytes [184, 216) of a 206-byte file.
   await open(page, path.join(FIXTURES, 'truncated.safetensors'), 'b');
   await readValues(page);
@@ -156,7 +146,7 @@ test('unsound ranges and files changed on disk are findings; the page stays usab
   // A file modified after it was opened: the browser refuses the read; a finding, no numbers.
   const copy = path.join(OUT, 'changed.safetensors');
   fs.copyFileSync(path.join(FIXTURES, 'values_np.safetensors'), copy);
-  const second = await openPage(browser, server.url);
+  const second = await openPage(env.browser, env.server.url);
   await open(second.page, copy, 't_F64');
   await new Promise((ok) => setTimeout(ok, 1100));
   fs.appendFileSync(copy, Buffer.alloc(16));
@@ -170,7 +160,7 @@ test('unsound ranges and files changed on disk are findings; the page stays usab
 });
 
 test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a full read', { skip: !fs.existsSync(SPARSE) && 'run scripts/test.sh (it makes the sparse file)' }, async () => {
-  const { context, page, errors } = await openPage(browser, server.url);
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, SPARSE, EMBED);
   // Cancel while reading: the progress bar shows bytes, then Cancel stops the worker.
   await page.click('[data-testid=read-values]');
@@ -214,7 +204,7 @@ test('the worker loads from a sub-path too, and only when values are asked for',
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
     const want = expected.safetensors.find((t) => t.name === 't_U8');
-    const { context, page, errors } = await openPage(browser, `${sub.url}dist/`);
+    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`);
     await open(page, path.join(FIXTURES, want.file), want.name);
     assert.ok(!sub.log.some((u) => u.includes('worker')), sub.log.join(' '));
     await readValues(page);
@@ -232,7 +222,7 @@ test('the worker loads from a sub-path too, and only when values are asked for',
 test('screenshot of the values panel', async () => {
   const want = expected.safetensors.find((t) => t.name === 't_BF16');
   for (const [scheme, vw] of [['light', { width: 1280, height: 900 }], ['dark', { width: 1280, height: 900 }], ['light', { width: 390, height: 800 }]]) {
-    const { context, page } = await openPage(browser, server.url, { colorScheme: scheme, viewport: vw });
+    const { context, page } = await openPage(env.browser, env.server.url, { colorScheme: scheme, viewport: vw });
     await open(page, path.join(FIXTURES, want.file), want.name);
     await readValues(page);
     const panel = page.locator('[data-testid=values-panel]');
