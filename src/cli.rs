@@ -47,7 +47,7 @@ enum Command {
     #[command(hide = true)]
     BenchValues {
         /// Elements (default: 128256 × 3072, a Llama-3 embedding table).
-        #[arg(long, default_value_t = 128_256 * 3072)]
+        #[arg(long, default_value_t = crate::bench::BENCH_ROWS * crate::bench::BENCH_ROW)]
         elements: u64,
         /// Element type to benchmark (BF16, F16, F32, F8_E4M3, …, or a ggml type with --gguf).
         #[arg(long, default_value = "BF16")]

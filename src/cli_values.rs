@@ -183,17 +183,6 @@ fn print_stats(s: &Stats, dims: &[u64]) {
     }
 }
 
-/// xorshift64*: a fast deterministic generator for the benchmark's synthetic bytes.
-fn xorshift(state: &mut u64) -> u64 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-}
-
-/// Bytes of the synthetic tensor kept in memory and fed repeatedly (16 MiB).
-pub const BENCH_BUFFER_BYTES: usize = 16 * 1024 * 1024;
-
 pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode {
     let format = if gguf { Format::Gguf } else { Format::Safetensors };
     let codec = match Codec::for_tensor(format, dtype) {
@@ -205,25 +194,9 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode
     };
     let units = elements / codec.unit_values() as u64;
     let total = units * codec.unit_bytes() as u64;
-    // Synthetic weights ~ N(0, 0.02) (sum of 4 uniforms) for the float types; random bytes
-    // otherwise.
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let normal = |rng: &mut u64| {
-        let s: f64 = (0..4).map(|_| (xorshift(rng) >> 11) as f64 / (1u64 << 53) as f64).sum();
-        (s - 2.0) * 0.02 * 3f64.sqrt()
-    };
     let unit = codec.unit_bytes();
-    let buf_len = BENCH_BUFFER_BYTES / unit * unit;
-    let mut buf = Vec::with_capacity(buf_len);
-    while buf.len() < buf_len {
-        match (format, dtype) {
-            (_, "BF16") => buf.extend_from_slice(&((normal(&mut rng) as f32).to_bits() >> 16).to_le_bytes()[..2]),
-            (_, "F16") => buf.extend_from_slice(&half::f16::from_f64(normal(&mut rng)).to_le_bytes()),
-            (_, "F32") => buf.extend_from_slice(&(normal(&mut rng) as f32).to_le_bytes()),
-            _ => buf.extend_from_slice(&xorshift(&mut rng).to_le_bytes()),
-        }
-    }
-    buf.truncate(buf_len);
+    let buf = crate::bench::synthetic(format, dtype, &codec);
+    let buf_len = buf.len();
     println!(
         "bench-values: {dtype}, {} elements, {} bytes ({}), fed from a {} in-memory buffer in {} chunks",
         thousands(elements),
@@ -232,7 +205,7 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode
         human_bytes(buf_len as u64),
         human_bytes(SCAN_CHUNK_BYTES)
     );
-    let shape = [elements / 3072, 3072];
+    let shape = [elements / crate::bench::BENCH_ROW, crate::bench::BENCH_ROW];
     let runs: &[bool] = match sha_runs {
         "on" => &[true],
         "off" => &[false],
@@ -241,18 +214,9 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode
     for &sha in runs {
         let t0 = Instant::now();
         let mut scanner = TensorScanner::new(codec.clone(), &shape, total, sha);
-        let mut done = 0u64;
         let chunk = SCAN_CHUNK_BYTES as usize / unit * unit;
-        'outer: loop {
-            for c in buf.chunks(chunk) {
-                let take = (total - done).min(c.len() as u64) as usize;
-                let Some(piece) = c.get(..take) else { break 'outer };
-                scanner.feed(piece);
-                done += take as u64;
-                if done >= total {
-                    break 'outer;
-                }
-            }
+        for r in crate::bench::cyclic_chunks(buf.len(), total, chunk) {
+            scanner.feed(buf.get(r).unwrap_or_default());
         }
         let r: Result<Stats, ScanError> = scanner.finish();
         let secs = t0.elapsed().as_secs_f64();

@@ -5,6 +5,7 @@
 //! `web` is the Yew app (wasm only); `cli` the native command line.
 
 pub mod audit;
+pub mod bench;
 pub mod dtype;
 pub mod error;
 pub mod fmt;

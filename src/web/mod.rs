@@ -9,6 +9,7 @@
 pub mod folder;
 pub mod gguf_split_view;
 pub mod gguf_view;
+pub mod hasher;
 pub mod model_view;
 pub mod state;
 pub mod table;

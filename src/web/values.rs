@@ -81,6 +81,8 @@ struct Timing {
     ms: f64,
     wasm_memory: u64,
     sha256: bool,
+    /// Where the SHA-256 ran (the worker's `hashing`).
+    hashing: String,
 }
 
 /// A running worker and its handlers (kept alive as long as the worker may call them).
@@ -168,6 +170,7 @@ fn spawn(blob: &web_sys::Blob, format: Format, entry: &TensorEntry, h: Handles) 
                             ms: get(&data, "ms").as_f64().unwrap_or(0.0),
                             wasm_memory: get_u64(&data, "wasmMemory").unwrap_or(0),
                             sha256: h.sha256,
+                            hashing: get(&data, "hashing").as_string().unwrap_or_default(),
                         }));
                         h.on_stats.emit((h.index, stats));
                         h.run.set(Run::Idle);
@@ -282,7 +285,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                 title="Read this tensor's bytes (only its range) and compute statistics">
                 { if p.stats.is_some() { "Read values again" } else { "Read values" } }
             </button>
-            <label class="values-sha" title="SHA-256 in wasm runs in software and roughly halves the speed">
+            <label class="values-sha" title="wasm has no SHA instruction: the hash runs in software in a second worker and takes about 4 times as long as the statistics">
                 <input type="checkbox" checked={*sha} onchange={toggle_sha} disabled={busy} data-testid="values-sha" />
                 { " SHA-256 of the raw bytes (costs speed)" }
             </label>
@@ -367,10 +370,11 @@ fn timing_line(t: &Timing) -> Html {
     let rate = if t.ms > 0.0 { rate_text(t.bytes_read as f64 / (t.ms / 1000.0)) } else { String::new() };
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
-            data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}>
+            data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}
+            data-hashing={t.hashing.clone()}>
             { format!("read {} bytes in the worker in {:.0} ms ({rate}{}) · worker memory {}",
                 fmt::thousands(t.bytes_read), t.ms,
-                if t.sha256 { ", with SHA-256" } else { ", no SHA-256" },
+                if t.sha256 { format!(", SHA-256 in the {}", t.hashing) } else { ", no SHA-256".to_string() },
                 fmt::human_bytes(t.wasm_memory)) }
         </p>
     }

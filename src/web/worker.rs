@@ -7,18 +7,30 @@
 //!   before that would be dropped: the worker's script ends before its wasm is ready);
 //! - page → worker `{file: File, format: "safetensors" | "gguf", entry: TensorEntry
 //!   (serde-wasm-bindgen object), sha256: bool, chunk: number (0 = 8 MiB)}`;
-//! - worker → page `{kind: "progress", done, total}` before the first read and after
-//!   every chunk;
-//! - worker → page `{kind: "done", stats: Stats, bytesRead, ms, wasmMemory}` (`bytesRead`
+//! - worker → page `{kind: "progress", done, total}` before the first read, after the
+//!   last chunk, and in between at most every [`PROGRESS_INTERVAL_MS`];
+//! - worker → page `{kind: "done", stats: Stats, bytesRead, ms, wasmMemory, hashing}`
+//!   (`hashing`: "off", "nested worker", or why the hash ran in this worker; `bytesRead`
 //!   counts every byte this worker read from the Blob; `wasmMemory` is the size of its
 //!   WebAssembly memory in bytes), or `{kind: "error", code, message, offset, error}`.
 //!
-//! Cancel: the page calls `worker.terminate()`, which stops the reads at once.
-//! The loop is [`crate::source::scan_tensor_opts`]'s, with reads kept in flight while
-//! the previous chunk is decoded (see [`scan`]); it reads exactly the tensor's range.
+//! - page → worker `{bench: {format, dtype, elements, sha256}}` (tests/e2e/bench_values.mjs
+//!   only): the same scan over synthetic weights held in a JS `ArrayBuffer` (see
+//!   [`crate::bench`]), each chunk copied into wasm as a Blob read's result is, so the
+//!   time is the wasm decode + stats alone; answered with `{kind: "bench", ms, bytes,
+//!   stats, wasmMemory}`.
+//!
+//! With `sha256`, the hash is computed by a nested worker ([`super::hasher`]) on another
+//! core while this one decodes (in this worker if a nested one cannot start).
+//!
+//! Cancel: the page calls `worker.terminate()`, which stops the reads (and the nested
+//! hashing worker) at once.
+//! The scan checks the range as [`crate::source::scan_tensor_opts`] does and reads exactly
+//! the tensor's bytes through a BYOB stream reader into reused buffers (see [`scan`]).
 //! Stats travel through serde-wasm-bindgen, so NaN/±Inf in the preview stay exact
 //! (JSON would turn them into null).
 
+use super::hasher::{self, Hasher};
 use crate::error::{Code, Finding};
 use crate::report::{Format, TensorEntry};
 use crate::source::scan::{MAX_SCAN_CHUNK_BYTES, SCAN_CHUNK_BYTES};
@@ -30,38 +42,85 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-/// Reads kept in flight while a chunk is decoded. Measured in Chromium on a 788 MB range
-/// (8 MiB chunks, no decoding): 1 at a time 0.32 GB/s, 2 → 0.48, 4 → 0.54. Three keep
-/// memory at ≤ 4 chunks (32 MiB, half the issue's 64 MB budget).
-pub const READS_IN_FLIGHT: usize = 3;
+/// Least time between two progress messages (the first and last are always sent). Each
+/// message re-renders the page's progress bar, which takes CPU from the reads on a 2-core
+/// machine. Measured on 788 MB (median of 3): a message per 8 MiB chunk 2.6 s, every
+/// 100 ms 2.25 s, every 250 ms 1.99 s — the same as with no page listening (1.8–2.0 s).
+pub const PROGRESS_INTERVAL_MS: f64 = 250.0;
 
 /// Largest offset a JS number represents exactly (Blob.slice takes f64 offsets).
 const MAX_SAFE_OFFSET: u64 = (1 << 53) - 1;
 
-/// One chunk read in flight: `Blob.slice(at, at + len).arrayBuffer()` (the promise starts
-/// reading at once).
-struct Pending {
-    at: u64,
-    len: u64,
-    read: Result<JsFuture, String>,
+/// The tensor's bytes as a stream of chunks read into reused buffers: a BYOB
+/// ("bring your own buffer") reader over `Blob.slice(start, end).stream()`. Each read fills
+/// a buffer from [`BufferPool`] and the buffer comes back to the pool once decoded (or
+/// hashed), so a scan allocates a few chunk buffers in all — not a new `ArrayBuffer` per
+/// chunk, which the garbage collector let pile up: measured in Chromium over 788 MB, the
+/// renderer grew by ~190 MiB with `slice().arrayBuffer()` per 8 MiB chunk and by 6–14 MiB
+/// with a BYOB reader, which was also no slower (0.96–1.4 s against 2.2–2.4 s).
+struct ChunkReader {
+    reader: web_sys::ReadableStreamByobReader,
 }
 
-fn start_read(blob: &web_sys::Blob, at: u64, len: u64) -> Pending {
-    let read = match at.checked_add(len).filter(|&e| e <= MAX_SAFE_OFFSET) {
-        Some(end) => blob
-            .slice_with_f64_and_f64(at as f64, end as f64)
-            .map(|s| JsFuture::from(s.array_buffer()))
-            .map_err(|e| format!("{e:?}")),
-        None => Err(format!("range {at}+{len} is out of reach")),
-    };
-    Pending { at, len, read }
+impl ChunkReader {
+    fn open(blob: &web_sys::Blob, start: u64, len: u64) -> Result<ChunkReader, String> {
+        let end = start.checked_add(len).filter(|&e| e <= MAX_SAFE_OFFSET).ok_or(format!("range {start}+{len} is out of reach"))?;
+        let slice = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_message(&e))?;
+        let reader = web_sys::ReadableStreamByobReader::new(&slice.stream()).map_err(|e| js_message(&e))?;
+        Ok(ChunkReader { reader })
+    }
+
+    /// Starts reading into `buf` (transferred to the stream until the read ends).
+    fn read(&self, buf: &js_sys::ArrayBuffer) -> JsFuture {
+        JsFuture::from(self.reader.read_with_array_buffer_view(&js_sys::Uint8Array::new(buf)))
+    }
+
+    /// A finished read: the bytes read (a view over the buffer given to [`read`](Self::read),
+    /// now usable again) or `None` at the end of the stream.
+    fn result(r: &JsValue) -> Option<js_sys::Uint8Array> {
+        if Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()) == Some(true) {
+            return None;
+        }
+        Reflect::get(r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok())
+    }
 }
 
-/// The scan of `source::scan_tensor_opts`, pipelined for the browser: up to
-/// [`READS_IN_FLIGHT`] chunk reads are started ahead of the chunk being decoded, so
-/// reading (done by the browser outside wasm) overlaps decoding, and concurrent Blob reads
-/// are faster than one at a time. Chunks are decoded in order. Reads exactly `[range.start, range.start + range.len)`
-/// in `chunk_len` pieces; returns the stats and the bytes read.
+impl Drop for ChunkReader {
+    fn drop(&mut self) {
+        // Stops a read still running after an error (its promise is dropped).
+        let _ = self.reader.cancel();
+    }
+}
+
+/// Chunk buffers not in use. A buffer is taken for each read and given back once decoded
+/// (or, when hashing, once the hashing worker returns it), so at most
+/// 2 + [`HASH_AHEAD`](super::hasher::HASH_AHEAD) buffers ever exist.
+pub struct BufferPool {
+    len: u32,
+    free: Vec<js_sys::ArrayBuffer>,
+}
+
+impl BufferPool {
+    pub fn new(len: u32) -> Self {
+        BufferPool { len, free: Vec::new() }
+    }
+
+    fn take(&mut self) -> js_sys::ArrayBuffer {
+        self.free.pop().unwrap_or_else(|| js_sys::ArrayBuffer::new(self.len))
+    }
+
+    pub fn give(&mut self, buf: js_sys::ArrayBuffer) {
+        if buf.byte_length() == self.len {
+            self.free.push(buf);
+        }
+    }
+}
+
+/// The scan of `source::scan_tensor_opts` for the browser: the next chunk is being read
+/// (by the browser, outside wasm) while this one is decoded, and with `sha256` a nested
+/// worker hashes the chunks while this one decodes. Reads exactly `[range.start,
+/// range.start + range.len)` in reads of at most `chunk_len` bytes; returns the stats,
+/// the bytes read and where the hash ran.
 async fn scan(
     blob: &web_sys::Blob,
     format: Format,
@@ -69,53 +128,92 @@ async fn scan(
     chunk_len: u64,
     sha256: bool,
     mut on_progress: impl FnMut(u64, u64),
-) -> Result<(Stats, u64), ScanError> {
+) -> Result<(Stats, u64, String), ScanError> {
     let size = blob.size();
     let file_len = if size.is_finite() && size >= 0.0 { size as u64 } else { 0 };
     let (codec, range) = plan(format, entry, file_len)?;
     let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len.clamp(1, MAX_SCAN_CHUNK_BYTES) };
-    let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
     let total = range.len;
-    on_progress(0, total);
-    let mut done = 0u64;
-    let mut read = 0u64;
-    // `plan` checked start + total <= file length: no overflow below.
-    let mut issued = 0u64;
-    let mut pending = std::collections::VecDeque::with_capacity(READS_IN_FLIGHT);
-    let issue = |pending: &mut std::collections::VecDeque<Pending>, issued: &mut u64| {
-        while pending.len() < READS_IN_FLIGHT && *issued < total {
-            let len = chunk_len.min(total - *issued);
-            pending.push_back(start_read(blob, range.start.saturating_add(*issued), len));
-            *issued += len;
-        }
+    let fail = |code: Code, at: u64, msg: String| {
+        ScanError::Read(Finding::error(code, msg).at(at).tensor(entry.name.clone()))
     };
-    issue(&mut pending, &mut issued);
-    while let Some(p) = pending.pop_front() {
-        let fail = |msg: String| {
-            ScanError::Read(Finding::error(Code::ReadFailed, msg).at(p.at).tensor(entry.name.clone()))
-        };
-        let fut = p.read.map_err(|e| fail(format!("reading {} bytes at {} failed: {e}", p.len, p.at)))?;
-        let buf = fut
-            .await
-            .map_err(|e| fail(format!("reading {} bytes at {} failed: {}", p.len, p.at, js_message(&e))))?;
-        let bytes = js_sys::Uint8Array::new(&buf).to_vec();
-        read = read.saturating_add(bytes.len() as u64);
-        if bytes.len() as u64 != p.len {
-            return Err(ScanError::Read(
-                Finding::error(
-                    Code::FileChanged,
-                    format!("asked for {} bytes at {}, got {} (did the file change?)", p.len, p.at, bytes.len()),
-                )
-                .at(p.at)
-                .tensor(entry.name.clone()),
-            ));
+    // The hash runs in a nested worker when one can be started, else here.
+    let (mut hasher, hashing) = if sha256 {
+        match Hasher::spawn().await {
+            Ok(h) => (Some(h), "nested worker".to_string()),
+            Err(e) => (None, format!("values worker (no nested worker: {e})")),
         }
-        done = done.saturating_add(p.len);
-        issue(&mut pending, &mut issued);
+    } else {
+        (None, "off".to_string())
+    };
+    let mut scanner = TensorScanner::new(codec, &entry.shape, total, sha256 && hasher.is_none());
+    on_progress(0, total);
+    if total == 0 {
+        return finish(scanner, hasher, entry, 0, hashing).await;
+    }
+    let reader = ChunkReader::open(blob, range.start, total)
+        .map_err(|e| fail(Code::ReadFailed, range.start, format!("reading {total} bytes at {} failed: {e}", range.start)))?;
+    // Chunks are at most 64 MiB (MAX_SCAN_CHUNK_BYTES) and at most the tensor.
+    let mut pool = BufferPool::new(u32::try_from(chunk_len.min(total)).unwrap_or(u32::MAX));
+    // One wasm buffer for every chunk (a read's bytes are copied in, then decoded).
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut done = 0u64;
+    let mut next = Some(reader.read(&pool.take()));
+    while let Some(read) = next.take() {
+        let at = range.start.saturating_add(done);
+        let r = read
+            .await
+            .map_err(|e| fail(Code::ReadFailed, at, format!("reading at {at} failed: {}", js_message(&e))))?;
+        let Some(view) = ChunkReader::result(&r) else {
+            break;
+        };
+        let n = u64::from(view.length());
+        if done.saturating_add(n) > total {
+            return Err(fail(Code::FileChanged, at, format!("the read at {at} returned more bytes than the tensor has")));
+        }
+        done += n;
+        if done < total {
+            next = Some(reader.read(&pool.take()));
+        }
+        bytes.resize(view.length() as usize, 0);
+        view.copy_to(&mut bytes);
+        let buf: js_sys::ArrayBuffer = view.buffer();
+        match hasher.as_mut() {
+            Some(h) => h.send(&buf, &view, &mut pool).await.map_err(|e| hash_failed(entry, &e))?,
+            None => pool.give(buf),
+        }
         scanner.feed(&bytes);
         on_progress(done, total);
     }
-    Ok((scanner.finish()?, read))
+    if done != total {
+        let at = range.start.saturating_add(done);
+        return Err(fail(
+            Code::FileChanged,
+            at,
+            format!("asked for {total} bytes at {}, got {done} (did the file change?)", range.start),
+        ));
+    }
+    finish(scanner, hasher, entry, done, hashing).await
+}
+
+async fn finish(
+    scanner: TensorScanner,
+    hasher: Option<Hasher>,
+    entry: &TensorEntry,
+    read: u64,
+    hashing: String,
+) -> Result<(Stats, u64, String), ScanError> {
+    let mut stats = scanner.finish()?;
+    if let Some(h) = hasher {
+        stats.sha256 = h.finish().await.map_err(|e| hash_failed(entry, &e))?;
+    }
+    Ok((stats, read, hashing))
+}
+
+fn hash_failed(entry: &TensorEntry, e: &str) -> ScanError {
+    ScanError::Read(
+        Finding::error(Code::ReadFailed, format!("the SHA-256 worker failed: {e}")).tensor(entry.name.clone()),
+    )
 }
 
 fn js_message(e: &JsValue) -> String {
@@ -165,6 +263,10 @@ pub fn start() {
     let handler_scope = scope.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let scope = handler_scope.clone();
+        // A nested hashing worker's messages are handled at once, in order.
+        if hasher::serve(&scope, &e.data()) {
+            return;
+        }
         wasm_bindgen_futures::spawn_local(async move { handle(&scope, e.data()).await });
     });
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
@@ -173,8 +275,69 @@ pub fn start() {
     post(&scope, &message("ready"));
 }
 
+fn wasm_memory() -> f64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .ok()
+        .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map_or(0.0, |b| f64::from(b.byte_length()))
+}
+
+/// The bench request: times [`TensorScanner`] over `elements` synthetic values of `dtype`,
+/// fed in [`SCAN_CHUNK_BYTES`] chunks copied out of a JS `ArrayBuffer` (generation excluded).
+fn bench(scope: &DedicatedWorkerGlobalScope, req: &JsValue) {
+    let get = |k: &str| Reflect::get(req, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let format = if get("format").as_string().as_deref() == Some("gguf") { Format::Gguf } else { Format::Safetensors };
+    let dtype = get("dtype").as_string().unwrap_or_else(|| "BF16".to_string());
+    let default_elements = crate::bench::BENCH_ROWS * crate::bench::BENCH_ROW;
+    let elements = get("elements")
+        .as_f64()
+        .filter(|e| e.is_finite() && *e >= 1.0 && *e <= MAX_SAFE_OFFSET as f64)
+        .map_or(default_elements, |e| e as u64);
+    let sha256 = get("sha256").as_bool().unwrap_or(false);
+    let codec = match crate::dtype::decode::Codec::for_tensor(format, &dtype) {
+        Ok(c) => c,
+        Err(e) => return bad_request(scope, &e.message()),
+    };
+    let unit = codec.unit_bytes().max(1);
+    let total = (elements / codec.unit_values().max(1) as u64).saturating_mul(unit as u64);
+    let js = js_sys::Uint8Array::from(crate::bench::synthetic(format, &dtype, &codec).as_slice());
+    let buf_len = js.length() as usize;
+    let row = crate::bench::BENCH_ROW;
+    let shape = [elements / row, row];
+    let chunk = SCAN_CHUNK_BYTES as usize / unit * unit;
+    let started = js_sys::Date::now();
+    let mut scanner = TensorScanner::new(codec, &shape, total, sha256);
+    for r in crate::bench::cyclic_chunks(buf_len, total, chunk) {
+        scanner.feed(&js.subarray(r.start as u32, r.end as u32).to_vec());
+    }
+    let result = scanner.finish();
+    let ms = js_sys::Date::now() - started;
+    match result {
+        Ok(stats) => {
+            let o = message("bench");
+            if let Ok(v) = serde_wasm_bindgen::to_value(&stats) {
+                set(&o, "stats", v);
+            }
+            set(&o, "ms", ms);
+            set(&o, "bytes", total as f64);
+            set(&o, "wasmMemory", wasm_memory());
+            post(scope, &o);
+        }
+        Err(e) => {
+            if let Some(f) = e.finding() {
+                post_finding(scope, f);
+            }
+        }
+    }
+}
+
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     let get = |k: &str| Reflect::get(&data, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let req = get("bench");
+    if req.is_object() {
+        return bench(scope, &req);
+    }
     let Ok(blob) = get("file").dyn_into::<web_sys::Blob>() else {
         return bad_request(scope, "no file");
     };
@@ -193,7 +356,13 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         .filter(|c| c.is_finite() && *c >= 0.0)
         .map_or(0, |c| c as u64);
     let started = js_sys::Date::now();
+    let mut last_progress = f64::NEG_INFINITY;
     let result = scan(&blob, format, &entry, chunk, sha256, |done, total| {
+        let now = js_sys::Date::now();
+        if done != 0 && done < total && now - last_progress < PROGRESS_INTERVAL_MS {
+            return;
+        }
+        last_progress = now;
         let o = message("progress");
         set(&o, "done", done as f64);
         set(&o, "total", total as f64);
@@ -201,20 +370,16 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     })
     .await;
     match result {
-        Ok((stats, bytes_read)) => {
+        Ok((stats, bytes_read, hashing)) => {
             let o = message("done");
             match serde_wasm_bindgen::to_value(&stats) {
                 Ok(v) => set(&o, "stats", v),
                 Err(e) => return bad_request(scope, &format!("stats: {e}")),
             }
             set(&o, "bytesRead", bytes_read as f64);
+            set(&o, "hashing", hashing);
             set(&o, "ms", js_sys::Date::now() - started);
-            let memory = wasm_bindgen::memory()
-                .dyn_into::<js_sys::WebAssembly::Memory>()
-                .ok()
-                .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
-                .map_or(0.0, |b| f64::from(b.byte_length()));
-            set(&o, "wasmMemory", memory);
+            set(&o, "wasmMemory", wasm_memory());
             post(scope, &o);
         }
         Err(ScanError::Cancelled { .. }) => {}

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
@@ -66,6 +67,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   await readValues(page);
   await checkNumbers(page, want);
   assert.equal(await value(page, 'v-sha256'), want.sha256);
+  assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-hashing'), 'nested worker');
   // The worker reports what it read: exactly the tensor's byte length. The page itself
   // read nothing more (its own Blob reads are counted by the init script).
   assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(want.bytes));
@@ -159,6 +161,32 @@ test('unsound ranges and files changed on disk are findings; the page stays usab
   assert.deepEqual(errors, []);
 });
 
+test('a tensor of several 8 MiB chunks: the nested worker hashes them in order', async () => {
+  // 5000 × 2048 BF16 (20,480,000 bytes: 3 chunks, the last one partial) of varied bytes,
+  // so that a chunk hashed out of order or twice changes the digest.
+  const shape = [5000, 2048];
+  const data = Buffer.alloc(shape[0] * shape[1] * 2);
+  let x = 0x12345678;
+  for (let i = 0; i < data.length; i += 4) {
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    data.writeUInt32LE(x >>> 0, i);
+  }
+  const header = Buffer.from(JSON.stringify({ w: { dtype: 'BF16', shape, data_offsets: [0, data.length] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  const file = path.join(OUT, 'chunks.safetensors');
+  fs.writeFileSync(file, Buffer.concat([len, header, data]));
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  await open(page, file, 'w');
+  await readValues(page);
+  assert.equal(await value(page, 'v-count'), String(shape[0] * shape[1]));
+  assert.equal(await value(page, 'v-sha256'), crypto.createHash('sha256').update(data).digest('hex'));
+  assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-hashing'), 'nested worker');
+  assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(data.length));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a full read', { skip: !fs.existsSync(SPARSE) && 'run scripts/test.sh (it makes the sparse file)' }, async () => {
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, SPARSE, EMBED);
@@ -187,6 +215,12 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
     assert.equal(Number(await value(page, 'v-max')), 0);
     const timing = page.locator('[data-testid=values-timing]');
     assert.equal(await timing.getAttribute('data-bytes-read'), '788004864');
+    if (sha) {
+      const h = crypto.createHash('sha256');
+      const zeros = Buffer.alloc(8 << 20);
+      for (let left = 788004864; left > 0; left -= zeros.length) h.update(left >= zeros.length ? zeros : zeros.subarray(0, left));
+      assert.equal(await value(page, 'v-sha256'), h.digest('hex'));
+    }
     const ms = Number(await timing.getAttribute('data-ms'));
     figures[sha ? 'sha256' : 'no_sha256'] = { ms, gb_per_s: 788004864 / ms / 1e6, wasm_memory: Number(await timing.getAttribute('data-wasm-memory')) };
   }
