@@ -6,7 +6,8 @@
 //! - worker → page `{kind: "ready"}` once its handler is installed (a message posted
 //!   before that would be dropped: the worker's script ends before its wasm is ready);
 //! - page → worker `{file: File, format: "safetensors" | "gguf", entry: TensorEntry
-//!   (serde-wasm-bindgen object), sha256: bool, chunk: number (0 = 8 MiB)}`;
+//!   (serde-wasm-bindgen object), sha256: bool, chunk: number (0 = 8 MiB), reader?:
+//!   "slices"}` (`reader: "slices"` forces the fallback read path, for tests);
 //! - worker → page `{kind: "progress", done, total}` before the first read, after the
 //!   last chunk, and in between at most every [`PROGRESS_INTERVAL_MS`];
 //! - worker → page `{kind: "done", stats: Stats, bytesRead, ms, wasmMemory, hashing}`
@@ -59,25 +60,78 @@ const MAX_SAFE_OFFSET: u64 = (1 << 53) - 1;
 /// renderer grew by ~190 MiB with `slice().arrayBuffer()` per 8 MiB chunk and by 6–14 MiB
 /// with a BYOB reader, which was also no slower (0.96–1.4 s against 2.2–2.4 s).
 struct ChunkReader {
-    reader: web_sys::ReadableStreamByobReader,
+    kind: ReaderKind,
+}
+
+enum ReaderKind {
+    /// A BYOB reader over the range's stream.
+    Byob(web_sys::ReadableStreamByobReader),
+    /// Fallback for a browser whose `Blob.stream()` is not a byte stream: one
+    /// `slice().arrayBuffer()` per chunk (a new buffer each time), `next..end` still to read.
+    Slices { blob: web_sys::Blob, next: u64, end: u64, chunk: u64 },
+}
+
+/// How [`ChunkReader::open`] reads: a BYOB stream when the browser offers one, else slices;
+/// `Slices` forces the fallback (the e2e tests use it to cover that path in Chromium).
+#[derive(Clone, Copy, PartialEq)]
+enum ReadMode {
+    Auto,
+    Slices,
+}
+
+/// A read in progress.
+struct PendingRead {
+    fut: JsFuture,
+    byob: bool,
 }
 
 impl ChunkReader {
-    fn open(blob: &web_sys::Blob, start: u64, len: u64) -> Result<ChunkReader, String> {
+    fn open(blob: &web_sys::Blob, start: u64, len: u64, chunk: u64, mode: ReadMode) -> Result<ChunkReader, String> {
         let end = start.checked_add(len).filter(|&e| e <= MAX_SAFE_OFFSET).ok_or(format!("range {start}+{len} is out of reach"))?;
-        let slice = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_message(&e))?;
-        let reader = web_sys::ReadableStreamByobReader::new(&slice.stream()).map_err(|e| js_message(&e))?;
-        Ok(ChunkReader { reader })
+        let byob = match mode {
+            ReadMode::Auto => blob
+                .slice_with_f64_and_f64(start as f64, end as f64)
+                .ok()
+                .and_then(|slice| web_sys::ReadableStreamByobReader::new(&slice.stream()).ok()),
+            ReadMode::Slices => None,
+        };
+        let kind = match byob {
+            Some(reader) => ReaderKind::Byob(reader),
+            None => ReaderKind::Slices { blob: blob.clone(), next: start, end, chunk: chunk.max(1) },
+        };
+        Ok(ChunkReader { kind })
     }
 
-    /// Starts reading into `buf` (transferred to the stream until the read ends).
-    fn read(&self, buf: &js_sys::ArrayBuffer) -> JsFuture {
-        JsFuture::from(self.reader.read_with_array_buffer_view(&js_sys::Uint8Array::new(buf)))
+    /// Starts the next read: into a buffer from `pool` (BYOB; the buffer is transferred to
+    /// the stream until the read ends), or of the next slice. `None` once every slice was
+    /// asked for (a stream says so by its `done` instead).
+    fn read(&mut self, pool: &mut BufferPool) -> Option<Result<PendingRead, String>> {
+        match &mut self.kind {
+            ReaderKind::Byob(reader) => {
+                let view = js_sys::Uint8Array::new(&pool.take());
+                Some(Ok(PendingRead { fut: JsFuture::from(reader.read_with_array_buffer_view(&view)), byob: true }))
+            }
+            ReaderKind::Slices { blob, next, end, chunk } => {
+                if *next >= *end {
+                    return None;
+                }
+                let at = *next;
+                let to = at.saturating_add(*chunk).min(*end);
+                *next = to;
+                Some(
+                    blob.slice_with_f64_and_f64(at as f64, to as f64)
+                        .map(|s| PendingRead { fut: JsFuture::from(s.array_buffer()), byob: false })
+                        .map_err(|e| js_message(&e)),
+                )
+            }
+        }
     }
 
-    /// A finished read: the bytes read (a view over the buffer given to [`read`](Self::read),
-    /// now usable again) or `None` at the end of the stream.
-    fn result(r: &JsValue) -> Option<js_sys::Uint8Array> {
+    /// A finished read: the bytes read, or `None` at the end of the stream.
+    fn result(byob: bool, r: &JsValue) -> Option<js_sys::Uint8Array> {
+        if !byob {
+            return r.is_instance_of::<js_sys::ArrayBuffer>().then(|| js_sys::Uint8Array::new(r));
+        }
         if Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()) == Some(true) {
             return None;
         }
@@ -87,8 +141,10 @@ impl ChunkReader {
 
 impl Drop for ChunkReader {
     fn drop(&mut self) {
-        // Stops a read still running after an error (its promise is dropped).
-        let _ = self.reader.cancel();
+        // Stops a stream read still running after an error (its promise is dropped).
+        if let ReaderKind::Byob(reader) = &self.kind {
+            let _ = reader.cancel();
+        }
     }
 }
 
@@ -127,6 +183,7 @@ async fn scan(
     entry: &TensorEntry,
     chunk_len: u64,
     sha256: bool,
+    mode: ReadMode,
     mut on_progress: impl FnMut(u64, u64),
 ) -> Result<(Stats, u64, String), ScanError> {
     let size = blob.size();
@@ -151,20 +208,21 @@ async fn scan(
     if total == 0 {
         return finish(scanner, hasher, entry, 0, hashing).await;
     }
-    let reader = ChunkReader::open(blob, range.start, total)
-        .map_err(|e| fail(Code::ReadFailed, range.start, format!("reading {total} bytes at {} failed: {e}", range.start)))?;
     // Chunks are at most 64 MiB (MAX_SCAN_CHUNK_BYTES) and at most the tensor.
     let mut pool = BufferPool::new(u32::try_from(chunk_len.min(total)).unwrap_or(u32::MAX));
+    let mut reader = ChunkReader::open(blob, range.start, total, chunk_len, mode)
+        .map_err(|e| fail(Code::ReadFailed, range.start, format!("reading {total} bytes at {} failed: {e}", range.start)))?;
     // One wasm buffer for every chunk (a read's bytes are copied in, then decoded).
     let mut bytes: Vec<u8> = Vec::new();
     let mut done = 0u64;
-    let mut next = Some(reader.read(&pool.take()));
+    let mut next = reader.read(&mut pool);
     while let Some(read) = next.take() {
         let at = range.start.saturating_add(done);
-        let r = read
-            .await
-            .map_err(|e| fail(Code::ReadFailed, at, format!("reading at {at} failed: {}", js_message(&e))))?;
-        let Some(view) = ChunkReader::result(&r) else {
+        let read_failed = |e: String| fail(Code::ReadFailed, at, format!("reading at {at} failed: {e}"));
+        let read = read.map_err(read_failed)?;
+        let PendingRead { fut, byob } = read;
+        let r = fut.await.map_err(|e| read_failed(js_message(&e)))?;
+        let Some(view) = ChunkReader::result(byob, &r) else {
             break;
         };
         let n = u64::from(view.length());
@@ -173,7 +231,7 @@ async fn scan(
         }
         done += n;
         if done < total {
-            next = Some(reader.read(&pool.take()));
+            next = reader.read(&mut pool);
         }
         bytes.resize(view.length() as usize, 0);
         view.copy_to(&mut bytes);
@@ -351,13 +409,14 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         Err(e) => return bad_request(scope, &format!("tensor entry: {e}")),
     };
     let sha256 = get("sha256").as_bool().unwrap_or(true);
+    let mode = if get("reader").as_string().as_deref() == Some("slices") { ReadMode::Slices } else { ReadMode::Auto };
     let chunk = get("chunk")
         .as_f64()
         .filter(|c| c.is_finite() && *c >= 0.0)
         .map_or(0, |c| c as u64);
     let started = js_sys::Date::now();
     let mut last_progress = f64::NEG_INFINITY;
-    let result = scan(&blob, format, &entry, chunk, sha256, |done, total| {
+    let result = scan(&blob, format, &entry, chunk, sha256, mode, |done, total| {
         let now = js_sys::Date::now();
         if done != 0 && done < total && now - last_progress < PROGRESS_INTERVAL_MS {
             return;

@@ -11,7 +11,7 @@
 //    to stats) and its WebAssembly memory size.
 // Usage: node tests/e2e/bench_values.mjs FILE
 import fs from 'node:fs';
-import { serve, launch, openPage } from './harness.mjs';
+import { serve, launch, openPage, addFileInput } from './harness.mjs';
 
 const [file] = process.argv.slice(2);
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -85,15 +85,7 @@ for (const sha256 of [false, true]) {
       }
       postMessage({ ms: performance.now() - t0, bytes: got });
     } catch (err) { postMessage({ error: String(err) }); } };` }));
-  // Its own <input>: the page clears its file input once a file is taken.
-  await page.evaluate(() => {
-    const i = document.createElement('input');
-    i.type = 'file';
-    i.id = 'bench-read-input';
-    i.hidden = true;
-    document.body.append(i);
-  });
-  await page.setInputFiles('#bench-read-input', file);
+  await addFileInput(page, 'bench-read-input', file);
   const ms = [];
   let bytes = 0;
   for (let i = 0; i < RUNS; i++) {

@@ -102,6 +102,19 @@ export async function openPage(browser, url, options = {}) {
 }
 
 /** Thousands separators as the page prints them. */
+/** Puts `file` in a hidden `<input type="file" id=ID>` of its own (the page clears its
+ * file input once a file is taken), for tests that hand the File to a worker themselves. */
+export async function addFileInput(page, id, file) {
+  await page.evaluate((id) => {
+    const i = document.createElement('input');
+    i.type = 'file';
+    i.id = id;
+    i.hidden = true;
+    document.body.append(i);
+  }, id);
+  await page.setInputFiles(`#${id}`, file);
+}
+
 export const th = (n) => BigInt(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -161,7 +161,7 @@ test('unsound ranges and files changed on disk are findings; the page stays usab
   assert.deepEqual(errors, []);
 });
 
-test('a tensor of several 8 MiB chunks: the nested worker hashes them in order', async () => {
+test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, read by both read paths', async () => {
   // 5000 × 2048 BF16 (20,480,000 bytes: 3 chunks, the last one partial) of varied bytes,
   // so that a chunk hashed out of order or twice changes the digest.
   const shape = [5000, 2048];
@@ -183,6 +183,34 @@ test('a tensor of several 8 MiB chunks: the nested worker hashes them in order',
   assert.equal(await value(page, 'v-sha256'), crypto.createHash('sha256').update(data).digest('hex'));
   assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-hashing'), 'nested worker');
   assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(data.length));
+
+  // The worker asked directly, through its BYOB stream reader and through the fallback for
+  // browsers whose Blob.stream() is not a byte stream (one slice().arrayBuffer() per chunk):
+  // the same numbers, the same bytes read.
+  const start = 8 + header.length;
+  const entry = { name: 'w', dtype: 'BF16', shape, ggml_dims: null, params: shape[0] * shape[1], start: 0, end: data.length, abs_start: start, bytes: data.length, stats: null };
+  await addFileInput(page, 'direct-input', file);
+  const direct = (reader) => page.evaluate(({ entry, reader }) => new Promise((ok, fail) => {
+    const w = new Worker('./tensorpeek-worker_loader.js');
+    w.onmessage = (e) => {
+      if (e.data.kind === 'ready') {
+        w.postMessage({ file: document.getElementById('direct-input').files[0], format: 'safetensors', entry, sha256: true, chunk: 0, reader });
+      } else if (e.data.kind === 'done') {
+        w.terminate();
+        ok({ count: e.data.stats.count, sha256: e.data.stats.sha256, mean: e.data.stats.mean, bytesRead: e.data.bytesRead });
+      } else if (e.data.kind === 'error') {
+        w.terminate();
+        fail(new Error(e.data.message));
+      }
+    };
+  }), { entry, reader });
+  const byob = await direct(undefined);
+  const slices = await direct('slices');
+  assert.equal(byob.sha256, crypto.createHash('sha256').update(data).digest('hex'));
+  assert.deepEqual(slices, byob);
+  assert.equal(byob.count, shape[0] * shape[1]);
+  assert.equal(byob.bytesRead, data.length);
+  assert.equal(byob.mean, Number(await value(page, 'v-mean')));
   assert.deepEqual(errors, []);
   await context.close();
 });
