@@ -225,8 +225,14 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
     return d && !d.innerText.startsWith('0 of');
   }, null, { timeout: 30_000 });
   assert.match(await page.locator('[data-testid=values-done]').innerText(), / of 788,004,864 bytes$/);
+  // Reading with SHA-256 (on by default): the values worker and its nested hasher.
+  for (let i = 0; i < 50 && page.workers().length < 2; i++) await new Promise((ok) => setTimeout(ok, 100));
+  assert.equal(page.workers().length, 2, 'values worker + hashing worker');
   await page.click('[data-testid=values-cancel]');
   await page.waitForSelector('[data-testid=values-cancelled]');
+  // Cancel ends both.
+  for (let i = 0; i < 50 && page.workers().length > 0; i++) await new Promise((ok) => setTimeout(ok, 100));
+  assert.deepEqual(page.workers().map((w) => w.url()), []);
   assert.equal(await page.locator('[data-testid=values-result]').count(), 0);
   assert.equal(await page.locator('[data-testid=values-progress]').count(), 0);
   // Still usable: another tensor's row selects.
