@@ -2,8 +2,10 @@
 //! page worker's bench request (tests/e2e/bench_values.mjs) time the same scan over the
 //! same bytes, natively and in wasm.
 
-use crate::dtype::decode::Codec;
+use crate::dtype::decode::{Codec, NotDecoded};
 use crate::report::Format;
+use crate::source::scan::SCAN_CHUNK_BYTES;
+use crate::values::TensorScanner;
 
 /// Bytes of the synthetic tensor kept in memory and fed repeatedly (16 MiB).
 pub const BENCH_BUFFER_BYTES: usize = 16 * 1024 * 1024;
@@ -11,6 +13,38 @@ pub const BENCH_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 /// Rows × [`BENCH_ROW`] elements is the default tensor: a Llama-3 embedding table.
 pub const BENCH_ROWS: u64 = 128_256;
 pub const BENCH_ROW: u64 = 3072;
+
+/// A synthetic `rows × BENCH_ROW` tensor of `dtype` to scan: the bytes of
+/// [`synthetic`], fed over and over ([`chunks`](Self::chunks)) until `total` bytes.
+pub struct BenchTensor {
+    pub codec: Codec,
+    pub bytes: Vec<u8>,
+    pub shape: [u64; 2],
+    /// Bytes of the whole tensor (whole units of `elements`).
+    pub total: u64,
+    /// Bytes per fed chunk: [`SCAN_CHUNK_BYTES`] rounded down to whole units.
+    pub chunk: usize,
+}
+
+impl BenchTensor {
+    pub fn new(format: Format, dtype: &str, elements: u64) -> Result<BenchTensor, NotDecoded> {
+        let codec = Codec::for_tensor(format, dtype)?;
+        let unit = codec.unit_bytes().max(1);
+        let total = (elements / codec.unit_values().max(1) as u64).saturating_mul(unit as u64);
+        let bytes = synthetic(format, dtype, &codec);
+        let chunk = usize::try_from(SCAN_CHUNK_BYTES).unwrap_or(usize::MAX) / unit * unit;
+        Ok(BenchTensor { codec, bytes, shape: [elements / BENCH_ROW, BENCH_ROW], total, chunk })
+    }
+
+    pub fn scanner(&self, sha256: bool) -> TensorScanner {
+        TensorScanner::new(self.codec.clone(), &self.shape, self.total, sha256)
+    }
+
+    /// The ranges of `bytes` to feed, in order, adding up to `total`.
+    pub fn chunks(&self) -> impl Iterator<Item = std::ops::Range<usize>> {
+        cyclic_chunks(self.bytes.len(), self.total, self.chunk)
+    }
+}
 
 /// xorshift64*: a fast deterministic generator for the synthetic bytes.
 fn xorshift(state: &mut u64) -> u64 {

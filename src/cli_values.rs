@@ -1,13 +1,12 @@
 //! `tensorpeek stats FILE --tensor NAME [--json]` and the hidden `bench-values`.
 
 use crate::cli::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use crate::dtype::decode::Codec;
 use crate::error::Severity;
 use crate::fmt::{human_bytes, shape, thousands};
 use crate::report::{Format, Report};
 use crate::source::{self, file::FileSource, scan_tensor, SCAN_CHUNK_BYTES};
 use crate::stats::Stats;
-use crate::values::{ScanError, TensorScanner};
+use crate::values::ScanError;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -185,27 +184,22 @@ fn print_stats(s: &Stats, dims: &[u64]) {
 
 pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode {
     let format = if gguf { Format::Gguf } else { Format::Safetensors };
-    let codec = match Codec::for_tensor(format, dtype) {
-        Ok(c) => c,
+    let tensor = match crate::bench::BenchTensor::new(format, dtype, elements) {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("tensorpeek: {}", e.message());
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let units = elements / codec.unit_values() as u64;
-    let total = units * codec.unit_bytes() as u64;
-    let unit = codec.unit_bytes();
-    let buf = crate::bench::synthetic(format, dtype, &codec);
-    let buf_len = buf.len();
+    let total = tensor.total;
     println!(
         "bench-values: {dtype}, {} elements, {} bytes ({}), fed from a {} in-memory buffer in {} chunks",
         thousands(elements),
         thousands(total),
         human_bytes(total),
-        human_bytes(buf_len as u64),
+        human_bytes(tensor.bytes.len() as u64),
         human_bytes(SCAN_CHUNK_BYTES)
     );
-    let shape = [elements / crate::bench::BENCH_ROW, crate::bench::BENCH_ROW];
     let runs: &[bool] = match sha_runs {
         "on" => &[true],
         "off" => &[false],
@@ -213,10 +207,9 @@ pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode
     };
     for &sha in runs {
         let t0 = Instant::now();
-        let mut scanner = TensorScanner::new(codec.clone(), &shape, total, sha);
-        let chunk = SCAN_CHUNK_BYTES as usize / unit * unit;
-        for r in crate::bench::cyclic_chunks(buf.len(), total, chunk) {
-            scanner.feed(buf.get(r).unwrap_or_default());
+        let mut scanner = tensor.scanner(sha);
+        for r in tensor.chunks() {
+            scanner.feed(tensor.bytes.get(r).unwrap_or_default());
         }
         let r: Result<Stats, ScanError> = scanner.finish();
         let secs = t0.elapsed().as_secs_f64();

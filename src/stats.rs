@@ -233,6 +233,11 @@ impl AdaptiveHistogram {
     }
 }
 
+/// The finished digest as lowercase hex (the report's `sha256`).
+pub fn sha256_hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Collects the preview corner while values stream past.
 #[derive(Clone, Debug)]
 struct PreviewCollector {
@@ -543,7 +548,7 @@ impl StatsAccumulator {
         let has = self.finite > 0;
         let sha256 = self
             .sha
-            .map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>())
+            .map(sha256_hex)
             .unwrap_or_default();
         Stats {
             count: self.count,

@@ -293,8 +293,6 @@ pub struct TensorScanner {
     acc: StatsAccumulator,
     expected_bytes: u64,
     seen_bytes: u64,
-    /// Elements seen so far (for the preview in the code-count path).
-    seen_units: u64,
     /// Units (from the start) the preview needs decoded directly.
     preview_units: u64,
     scratch: Vec<f64>,
@@ -322,7 +320,6 @@ impl TensorScanner {
             acc,
             expected_bytes,
             seen_bytes: 0,
-            seen_units: 0,
             preview_units: preview_elems.div_ceil(per_unit),
             scratch: Vec::new(),
         }
@@ -339,6 +336,7 @@ impl TensorScanner {
 
     /// The next chunk of the tensor's bytes.
     pub fn feed(&mut self, bytes: &[u8]) {
+        let before = self.seen_bytes;
         self.seen_bytes = self.seen_bytes.saturating_add(bytes.len() as u64);
         self.acc.raw(bytes);
         match &mut self.mode {
@@ -348,12 +346,14 @@ impl TensorScanner {
             }
             Mode::Codes(counter) => {
                 let unit = counter.unit;
+                // Whole units before this chunk.
+                let seen_units = before / unit as u64;
                 // Preview: decode the first units directly (element order matters there).
-                if self.seen_units < self.preview_units {
+                if seen_units < self.preview_units {
                     let offset_in_unit = usize::from(counter.carry.is_some());
-                    let want_units = usize::try_from(self.preview_units - self.seen_units).unwrap_or(usize::MAX);
+                    let want_units = usize::try_from(self.preview_units - seen_units).unwrap_or(usize::MAX);
                     let skip = if offset_in_unit == 1 { unit - 1 } else { 0 };
-                    let mut first = self.seen_units;
+                    let mut first = seen_units;
                     let mut head: Vec<u8> = Vec::new();
                     if let (Some(c), Some(b)) = (counter.carry, bytes.first()) {
                         head.extend([c, *b]);
@@ -371,7 +371,6 @@ impl TensorScanner {
                     }
                 }
                 counter.count(bytes);
-                self.seen_units = self.seen_bytes / unit as u64;
             }
         }
     }

@@ -16,6 +16,16 @@ fn expected() -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Every fixture tensor of values_expected.json, safetensors first, then GGUF.
+fn fixtures(exp: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    ["safetensors", "gguf"].into_iter().flat_map(move |g| exp[g].as_array().unwrap().iter())
+}
+
+/// Whether the reference decoded the tensor's values (IQ*/TQ* are not decoded).
+fn decodable(e: &serde_json::Value) -> bool {
+    e.get("decodable").and_then(|d| d.as_bool()).unwrap_or(true)
+}
+
 fn f64_hex(v: &serde_json::Value) -> Option<f64> {
     let s = v.as_str()?;
     let mut b = [0u8; 8];
@@ -96,24 +106,21 @@ fn check(e: &serde_json::Value, s: &Stats) {
 fn every_fixture_tensor_matches_the_reference() {
     let exp = expected();
     let mut checked = 0;
-    for group in ["safetensors", "gguf"] {
-        for e in exp[group].as_array().unwrap() {
-            let file = load(e);
-            let t = entry(e);
-            let fmt = format_of(e);
-            let decodable = e.get("decodable").and_then(|d| d.as_bool()).unwrap_or(true);
-            let r = scan(&file, fmt, &t, 0);
-            if !decodable {
-                match r {
-                    Err(ScanError::Finding(f)) => assert_eq!(f.code, Code::ValuesNotDecoded, "{}", t.name),
-                    other => panic!("{}: expected not decoded, got {other:?}", t.name),
-                }
-                continue;
+    for e in fixtures(&exp) {
+        let file = load(e);
+        let t = entry(e);
+        let fmt = format_of(e);
+        let r = scan(&file, fmt, &t, 0);
+        if !decodable(e) {
+            match r {
+                Err(ScanError::Finding(f)) => assert_eq!(f.code, Code::ValuesNotDecoded, "{}", t.name),
+                other => panic!("{}: expected not decoded, got {other:?}", t.name),
             }
-            let s = r.unwrap_or_else(|err| panic!("{}: {err}", t.name));
-            check(e, &s);
-            checked += 1;
+            continue;
         }
+        let s = r.unwrap_or_else(|err| panic!("{}: {err}", t.name));
+        check(e, &s);
+        checked += 1;
     }
     assert_eq!(checked, 42);
 }
@@ -121,42 +128,37 @@ fn every_fixture_tensor_matches_the_reference() {
 #[test]
 fn decoded_values_equal_the_reference_bit_for_bit() {
     let exp = expected();
-    for group in ["safetensors", "gguf"] {
-        for e in exp[group].as_array().unwrap() {
-            if !e.get("decodable").and_then(|d| d.as_bool()).unwrap_or(true) {
-                continue;
+    for e in fixtures(&exp).filter(|e| decodable(e)) {
+        let file = load(e);
+        let t = entry(e);
+        let codec = Codec::for_tensor(format_of(e), &t.dtype).unwrap();
+        let start = t.abs_start.unwrap() as usize;
+        let raw = &file[start..start + t.bytes.unwrap() as usize];
+        let mut got = Vec::new();
+        let mut d = ValueDecoder::new(codec);
+        d.feed(raw, |v| got.extend_from_slice(v));
+        d.finish(|v| got.extend_from_slice(v));
+        assert_eq!(got.len() as u64, e["count"].as_u64().unwrap(), "{}", t.name);
+        if t.dtype != "C64" {
+            use sha2::{Digest, Sha256};
+            let mut h = Sha256::new();
+            for v in &got {
+                let v = if v.is_nan() { f64::NAN } else { *v };
+                h.update(v.to_le_bytes());
             }
-            let file = load(e);
-            let t = entry(e);
-            let codec = Codec::for_tensor(format_of(e), &t.dtype).unwrap();
-            let start = t.abs_start.unwrap() as usize;
-            let raw = &file[start..start + t.bytes.unwrap() as usize];
-            let mut got = Vec::new();
-            let mut d = ValueDecoder::new(codec);
-            d.feed(raw, |v| got.extend_from_slice(v));
-            d.finish(|v| got.extend_from_slice(v));
-            assert_eq!(got.len() as u64, e["count"].as_u64().unwrap(), "{}", t.name);
-            if t.dtype != "C64" {
-                use sha2::{Digest, Sha256};
-                let mut h = Sha256::new();
-                for v in &got {
-                    let v = if v.is_nan() { f64::NAN } else { *v };
-                    h.update(v.to_le_bytes());
-                }
-                let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-                assert_eq!(hex, e["values_sha256"].as_str().unwrap(), "{}: some decoded value differs", t.name);
-            }
-            for (i, want) in e["first"].as_array().unwrap().iter().enumerate() {
-                let want = f64_hex(want).unwrap();
-                let g = got[i];
-                // C64 magnitudes: numpy's complex abs and libm's hypot differ by up to 1 ulp.
-                let tol = if t.dtype == "C64" { 2.3e-16 } else { 0.0 };
-                assert!(
-                    g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()) || close(g, want, tol),
-                    "{} value {i}: {g} vs {want}",
-                    t.name
-                );
-            }
+            let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(hex, e["values_sha256"].as_str().unwrap(), "{}: some decoded value differs", t.name);
+        }
+        for (i, want) in e["first"].as_array().unwrap().iter().enumerate() {
+            let want = f64_hex(want).unwrap();
+            let g = got[i];
+            // C64 magnitudes: numpy's complex abs and libm's hypot differ by up to 1 ulp.
+            let tol = if t.dtype == "C64" { 2.3e-16 } else { 0.0 };
+            assert!(
+                g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()) || close(g, want, tol),
+                "{} value {i}: {g} vs {want}",
+                t.name
+            );
         }
     }
 }
@@ -164,26 +166,21 @@ fn decoded_values_equal_the_reference_bit_for_bit() {
 #[test]
 fn chunk_size_does_not_change_the_result() {
     let exp = expected();
-    for group in ["safetensors", "gguf"] {
-        for e in exp[group].as_array().unwrap() {
-            if !e.get("decodable").and_then(|d| d.as_bool()).unwrap_or(true) {
-                continue;
-            }
-            let file = load(e);
-            let t = entry(e);
-            let fmt = format_of(e);
-            let base = scan(&file, fmt, &t, 4096).unwrap();
-            for chunk in [1u64, 7] {
-                let s = scan(&file, fmt, &t, chunk).unwrap();
-                // Batches differ with the chunk size, so the mean/std may differ in the last
-                // bits; everything else is identical.
-                assert_eq!((s.count, s.nan, s.zeros, s.subnormals, s.min, s.max), (base.count, base.nan, base.zeros, base.subnormals, base.min, base.max), "{}", t.name);
-                assert_eq!(s.sha256, base.sha256);
-                assert_eq!(s.histogram, base.histogram, "{} chunk {chunk}", t.name);
-                assert!(close(s.mean.unwrap(), base.mean.unwrap(), 1e-12), "{}", t.name);
-                assert!(close(s.std.unwrap(), base.std.unwrap(), 1e-12), "{}", t.name);
-                assert_eq!(format!("{:?}", s.preview), format!("{:?}", base.preview), "{}", t.name);
-            }
+    for e in fixtures(&exp).filter(|e| decodable(e)) {
+        let file = load(e);
+        let t = entry(e);
+        let fmt = format_of(e);
+        let base = scan(&file, fmt, &t, 4096).unwrap();
+        for chunk in [1u64, 7] {
+            let s = scan(&file, fmt, &t, chunk).unwrap();
+            // Batches differ with the chunk size, so the mean/std may differ in the last
+            // bits; everything else is identical.
+            assert_eq!((s.count, s.nan, s.zeros, s.subnormals, s.min, s.max), (base.count, base.nan, base.zeros, base.subnormals, base.min, base.max), "{}", t.name);
+            assert_eq!(s.sha256, base.sha256);
+            assert_eq!(s.histogram, base.histogram, "{} chunk {chunk}", t.name);
+            assert!(close(s.mean.unwrap(), base.mean.unwrap(), 1e-12), "{}", t.name);
+            assert!(close(s.std.unwrap(), base.std.unwrap(), 1e-12), "{}", t.name);
+            assert_eq!(format!("{:?}", s.preview), format!("{:?}", base.preview), "{}", t.name);
         }
     }
 }

@@ -290,6 +290,16 @@ fn scale_min_k4(j: usize, s: &[u8; K_SCALE_SIZE]) -> (u8, u8) {
     }
 }
 
+/// Q4_K/Q5_K: the effective (scale, min) — `d·sc`, `dmin·m` — of the two 32-value groups
+/// of the block's quarter `k` (0..4).
+#[inline(always)]
+fn k4_group_scales(d: f32, dmin: f32, s: &[u8; K_SCALE_SIZE], k: usize) -> [(f32, f32); 2] {
+    [2 * k, 2 * k + 1].map(|j| {
+        let (sc, m) = scale_min_k4(j, s);
+        (d * f32::from(sc), dmin * f32::from(m))
+    })
+}
+
 fn k_scales(b: &[u8]) -> [u8; K_SCALE_SIZE] {
     let mut s = [0u8; K_SCALE_SIZE];
     for (dst, src) in s.iter_mut().zip(b.iter().skip(2 * HALF)) {
@@ -304,10 +314,7 @@ fn q4_k(b: &[u8; Q4_K_BYTES], y: &mut [f32; QK_K]) {
     let dmin = f16_at(b[2], b[3]);
     let s = k_scales(b);
     for k in 0..4 {
-        let (sc1, m1) = scale_min_k4(2 * k, &s);
-        let (sc2, m2) = scale_min_k4(2 * k + 1, &s);
-        let (d1, mm1) = (d * f32::from(sc1), dmin * f32::from(m1));
-        let (d2, mm2) = (d * f32::from(sc2), dmin * f32::from(m2));
+        let [(d1, mm1), (d2, mm2)] = k4_group_scales(d, dmin, &s, k);
         for l in 0..32 {
             let q = b[QS + 32 * k + l];
             y[64 * k + l] = d1 * f32::from(q & 0x0F) - mm1;
@@ -323,10 +330,7 @@ fn q5_k(b: &[u8; Q5_K_BYTES], y: &mut [f32; QK_K]) {
     let dmin = f16_at(b[2], b[3]);
     let s = k_scales(b);
     for k in 0..4 {
-        let (sc1, m1) = scale_min_k4(2 * k, &s);
-        let (sc2, m2) = scale_min_k4(2 * k + 1, &s);
-        let (d1, mm1) = (d * f32::from(sc1), dmin * f32::from(m1));
-        let (d2, mm2) = (d * f32::from(sc2), dmin * f32::from(m2));
+        let [(d1, mm1), (d2, mm2)] = k4_group_scales(d, dmin, &s, k);
         for l in 0..32 {
             let q = b[QS + 32 * k + l];
             let h = b[QH + l];

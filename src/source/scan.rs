@@ -16,6 +16,30 @@ pub const SCAN_CHUNK_BYTES: u64 = 8 * 1024 * 1024;
 /// scan is 64 MB above idle.
 pub const MAX_SCAN_CHUNK_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The bytes per read of a scan asked for `requested` (0 means [`SCAN_CHUNK_BYTES`]; at
+/// most [`MAX_SCAN_CHUNK_BYTES`]).
+pub fn chunk_len(requested: u64) -> u64 {
+    if requested == 0 {
+        SCAN_CHUNK_BYTES
+    } else {
+        requested.min(MAX_SCAN_CHUNK_BYTES)
+    }
+}
+
+/// A read of the tensor's bytes at `at` that failed (`Code::ReadFailed`).
+pub fn read_failed(entry: &TensorEntry, at: u64, message: String) -> ScanError {
+    ScanError::Read(Finding::error(Code::ReadFailed, message).at(at).tensor(entry.name.clone()))
+}
+
+/// A read of `asked` bytes at `at` that returned `got` (`Code::FileChanged`).
+pub fn short_read(entry: &TensorEntry, at: u64, asked: u64, got: u64) -> ScanError {
+    ScanError::Read(
+        Finding::error(Code::FileChanged, format!("asked for {asked} bytes at {at}, got {got} (did the file change?)"))
+            .at(at)
+            .tensor(entry.name.clone()),
+    )
+}
+
 /// Reads the tensor's bytes `[abs_start, abs_start + bytes)` — never anything outside —
 /// in chunks of `chunk_len` bytes (0 means [`SCAN_CHUNK_BYTES`]; at most
 /// [`MAX_SCAN_CHUNK_BYTES`]) and returns its stats.
@@ -48,7 +72,7 @@ pub async fn scan_tensor_opts<S: ByteSource>(
     mut on_progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Stats, ScanError> {
     let (codec, range) = plan(format, entry, src.len())?;
-    let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len.min(MAX_SCAN_CHUNK_BYTES) };
+    let chunk_len = self::chunk_len(chunk_len);
     let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
     let total = range.len;
     if !on_progress(0, total) {
@@ -59,22 +83,12 @@ pub async fn scan_tensor_opts<S: ByteSource>(
         let len = chunk_len.min(total - done);
         // `done < total` and start + total <= file length (checked by `plan`): no overflow.
         let at = range.start.saturating_add(done);
-        let bytes = src.read_at(at, len).await.map_err(|e| {
-            ScanError::Read(
-                Finding::error(Code::ReadFailed, format!("reading {len} bytes at {at} failed: {e}"))
-                    .at(at)
-                    .tensor(entry.name.clone()),
-            )
-        })?;
+        let bytes = src
+            .read_at(at, len)
+            .await
+            .map_err(|e| read_failed(entry, at, format!("reading {len} bytes at {at} failed: {e}")))?;
         if bytes.len() as u64 != len {
-            return Err(ScanError::Read(
-                Finding::error(
-                    Code::FileChanged,
-                    format!("asked for {len} bytes at {at}, got {} (did the file change?)", bytes.len()),
-                )
-                .at(at)
-                .tensor(entry.name.clone()),
-            ));
+            return Err(short_read(entry, at, len, bytes.len() as u64));
         }
         scanner.feed(&bytes);
         done += len;

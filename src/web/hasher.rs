@@ -20,7 +20,9 @@ use super::values::WORKER_URL;
 use super::worker::BufferPool;
 use futures::channel::mpsc;
 use futures::StreamExt;
-use js_sys::{Array, Object, Reflect};
+use super::msg::{get, kind, message, set};
+use js_sys::{Array, Object};
+use crate::stats::sha256_hex;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -29,14 +31,6 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker};
 
 /// Chunks handed to the hasher and not yet hashed, at most (2 × 8 MiB).
 pub const HASH_AHEAD: u64 = 2;
-
-fn field(v: &JsValue, k: &str) -> JsValue {
-    Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn kind(v: &JsValue) -> Option<String> {
-    field(v, "kind").as_string()
-}
 
 /// The values worker's handle on its hashing worker.
 pub struct Hasher {
@@ -59,19 +53,18 @@ impl Hasher {
             let _ = tx.unbounded_send(e.data());
         });
         let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-            let message = e
+            let text = e
                 .dyn_ref::<web_sys::ErrorEvent>()
                 .map(|e| e.message())
                 .unwrap_or_else(|| "the hashing worker failed".to_string());
-            let o = Object::new();
-            let _ = Reflect::set(&o, &"kind".into(), &"failed".into());
-            let _ = Reflect::set(&o, &"message".into(), &message.into());
+            let o = message("failed");
+            set(&o, "message", text);
             let _ = tx_err.unbounded_send(o.into());
         });
         worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
         worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
         let mut h = Hasher { worker, inbox, _onmessage: onmessage, _onerror: onerror, outstanding: 0 };
-        h.expect("ready").await?;
+        h.wait_for("ready").await?;
         h.post(&command("start"))?;
         Ok(h)
     }
@@ -81,43 +74,38 @@ impl Hasher {
     }
 
     /// The next message, which must be of `want` kind (an ack counts down `outstanding`).
-    async fn expect(&mut self, want: &str) -> Result<JsValue, String> {
+    async fn wait_for(&mut self, want: &str) -> Result<JsValue, String> {
         let msg = self.inbox.next().await.ok_or("the hashing worker stopped")?;
         match kind(&msg).as_deref() {
             Some(k) if k == want => Ok(msg),
-            Some("failed") => Err(field(&msg, "message").as_string().unwrap_or_default()),
+            Some("failed") => Err(get(&msg, "message").as_string().unwrap_or_default()),
             other => Err(format!("the hashing worker sent {other:?}, expected {want}")),
         }
     }
 
-    /// Waits for the oldest chunk's acknowledgement and puts its returned buffer in `pool`.
-    async fn ack(&mut self, pool: &mut BufferPool) -> Result<(), String> {
-        let msg = self.expect("ack").await?;
+    /// Waits for the oldest chunk's acknowledgement; returns the buffer it sends back.
+    async fn ack(&mut self) -> Result<Option<js_sys::ArrayBuffer>, String> {
+        let msg = self.wait_for("ack").await?;
         self.outstanding -= 1;
-        if let Ok(buf) = field(&msg, "buffer").dyn_into::<js_sys::ArrayBuffer>() {
-            pool.give(buf);
-        }
-        Ok(())
+        Ok(get(&msg, "buffer").dyn_into().ok())
     }
 
-    /// Hands over the next chunk, the bytes of `view` (a view at the start of `buf`). The
-    /// buffer is transferred, so unusable here until the hasher sends it back with its
+    /// Hands over the next chunk, the bytes of `view` (a view at the start of its buffer).
+    /// The buffer is transferred, so unusable here until the hasher sends it back with its
     /// acknowledgement (then it goes back to `pool`). Waits first while [`HASH_AHEAD`]
     /// chunks are still unhashed.
-    pub async fn send(
-        &mut self,
-        buf: &js_sys::ArrayBuffer,
-        view: &js_sys::Uint8Array,
-        pool: &mut BufferPool,
-    ) -> Result<(), String> {
+    pub async fn send(&mut self, view: &js_sys::Uint8Array, pool: &mut BufferPool) -> Result<(), String> {
         while self.outstanding >= HASH_AHEAD {
-            self.ack(pool).await?;
+            if let Some(b) = self.ack().await? {
+                pool.give(b);
+            }
         }
+        let buf = view.buffer();
         let msg = Object::new();
-        let _ = Reflect::set(&msg, &"chunk".into(), buf);
-        let _ = Reflect::set(&msg, &"len".into(), &view.length().into());
+        set(&msg, "chunk", buf.clone());
+        set(&msg, "len", view.length());
         self.worker
-            .post_message_with_transfer(&msg, &Array::of1(buf))
+            .post_message_with_transfer(&msg, &Array::of1(&buf))
             .map_err(|e| format!("{e:?}"))?;
         self.outstanding += 1;
         Ok(())
@@ -126,13 +114,12 @@ impl Hasher {
     /// The lowercase hex digest of every chunk sent.
     pub async fn finish(mut self) -> Result<String, String> {
         self.post(&command("end"))?;
-        let mut pool = BufferPool::new(0);
         while self.outstanding > 0 {
-            self.ack(&mut pool).await?;
+            self.ack().await?;
         }
-        let msg = self.expect("digest").await?;
+        let msg = self.wait_for("digest").await?;
         self.worker.terminate();
-        field(&msg, "hex").as_string().ok_or_else(|| "the hashing worker sent no digest".to_string())
+        get(&msg, "hex").as_string().ok_or_else(|| "the hashing worker sent no digest".to_string())
     }
 }
 
@@ -144,7 +131,7 @@ impl Drop for Hasher {
 
 fn command(c: &str) -> JsValue {
     let o = Object::new();
-    let _ = Reflect::set(&o, &"hash".into(), &c.into());
+    set(&o, "hash", c);
     o.into()
 }
 
@@ -162,14 +149,9 @@ pub fn serve(scope: &DedicatedWorkerGlobalScope, data: &JsValue) -> bool {
             None => scope.post_message(msg),
         };
     };
-    let message = |k: &str| {
-        let o = Object::new();
-        let _ = Reflect::set(&o, &"kind".into(), &k.into());
-        o
-    };
-    let chunk = field(data, "chunk");
+    let chunk = get(data, "chunk");
     if let Some(buf) = chunk.dyn_ref::<js_sys::ArrayBuffer>() {
-        let len = field(data, "len").as_f64().map_or(0, |l| l as u32).min(buf.byte_length());
+        let len = get(data, "len").as_f64().map_or(0, |l| l as u32).min(buf.byte_length());
         let view = js_sys::Uint8Array::new_with_byte_offset_and_length(buf, 0, len);
         STATE.with(|s| {
             let mut s = s.borrow_mut();
@@ -181,11 +163,11 @@ pub fn serve(scope: &DedicatedWorkerGlobalScope, data: &JsValue) -> bool {
             }
         });
         let ack = message("ack");
-        let _ = Reflect::set(&ack, &"buffer".into(), buf);
+        set(&ack, "buffer", buf.clone());
         reply(&ack, Some(buf));
         return true;
     }
-    match field(data, "hash").as_string().as_deref() {
+    match get(data, "hash").as_string().as_deref() {
         Some("start") => {
             STATE.with(|s| s.borrow_mut().0 = Some(Sha256::new()));
             true
@@ -193,10 +175,10 @@ pub fn serve(scope: &DedicatedWorkerGlobalScope, data: &JsValue) -> bool {
         Some("end") => {
             let hex = STATE
                 .with(|s| s.borrow_mut().0.take())
-                .map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>())
+                .map(sha256_hex)
                 .unwrap_or_default();
             let o = message("digest");
-            let _ = Reflect::set(&o, &"hex".into(), &hex.into());
+            set(&o, "hex", hex);
             reply(&o, None);
             true
         }

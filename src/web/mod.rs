@@ -11,6 +11,7 @@ pub mod gguf_split_view;
 pub mod gguf_view;
 pub mod hasher;
 pub mod model_view;
+pub mod msg;
 pub mod state;
 pub mod table;
 pub mod util;

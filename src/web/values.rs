@@ -7,12 +7,13 @@
 //! Results go into the page state by (file id, tensor index) through `on_stats`, so they
 //! survive re-selection and are merged into the exported report ([`merge_stats`]).
 
+use super::msg::{get, get_u64, kind, set};
 use super::state::Tensors;
 use super::util::{now_ms, CopyButton};
 use crate::fmt;
 use crate::report::{FileReport, Format, TensorEntry};
 use crate::stats::{Histogram, Preview, Stats};
-use js_sys::{Object, Reflect};
+use js_sys::Object;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -98,16 +99,6 @@ impl Drop for Job {
     }
 }
 
-fn get(v: &JsValue, k: &str) -> JsValue {
-    Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn get_u64(v: &JsValue, k: &str) -> Option<u64> {
-    get(v, k)
-        .as_f64()
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .map(|x| x as u64)
-}
 
 fn failed(code: &str, message: impl Into<String>) -> Run {
     Run::Failed {
@@ -130,12 +121,12 @@ struct Handles {
 /// (e.g. a Content-Security-Policy refusing it).
 fn spawn(blob: &web_sys::Blob, format: Format, entry: &TensorEntry, h: Handles) -> Result<Job, JsValue> {
     let request = Object::new();
-    Reflect::set(&request, &"file".into(), blob)?;
-    Reflect::set(&request, &"format".into(), &format.name().into())?;
+    set(&request, "file", blob.clone());
+    set(&request, "format", format.name());
     let entry = serde_wasm_bindgen::to_value(entry).map_err(|e| JsValue::from_str(&e.to_string()))?;
-    Reflect::set(&request, &"entry".into(), &entry)?;
-    Reflect::set(&request, &"sha256".into(), &h.sha256.into())?;
-    Reflect::set(&request, &"chunk".into(), &0.into())?;
+    set(&request, "entry", entry);
+    set(&request, "sha256", h.sha256);
+    set(&request, "chunk", 0);
 
     let worker = Worker::new(WORKER_URL)?;
     let w = worker.clone();
@@ -143,7 +134,7 @@ fn spawn(blob: &web_sys::Blob, format: Format, entry: &TensorEntry, h: Handles) 
     let started = Rc::new(std::cell::Cell::new(now_ms()));
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let data = e.data();
-        match get(&data, "kind").as_string().as_deref() {
+        match kind(&data).as_deref() {
             Some("ready") => {
                 started.set(now_ms());
                 if let Err(e) = w.post_message(&request) {

@@ -34,10 +34,11 @@
 use super::hasher::{self, Hasher};
 use crate::error::{Code, Finding};
 use crate::report::{Format, TensorEntry};
-use crate::source::scan::{MAX_SCAN_CHUNK_BYTES, SCAN_CHUNK_BYTES};
+use crate::source::scan;
 use crate::stats::Stats;
 use crate::values::{plan, ScanError, TensorScanner};
-use js_sys::{Object, Reflect};
+use super::msg::{error_text, get, message, set};
+use js_sys::Object;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -121,7 +122,7 @@ impl ChunkReader {
                 Some(
                     blob.slice_with_f64_and_f64(at as f64, to as f64)
                         .map(|s| PendingRead { fut: JsFuture::from(s.array_buffer()), byob: false })
-                        .map_err(|e| js_message(&e)),
+                        .map_err(|e| error_text(&e)),
                 )
             }
         }
@@ -132,10 +133,10 @@ impl ChunkReader {
         if !byob {
             return r.is_instance_of::<js_sys::ArrayBuffer>().then(|| js_sys::Uint8Array::new(r));
         }
-        if Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()) == Some(true) {
+        if get(r, "done").as_bool() == Some(true) {
             return None;
         }
-        Reflect::get(r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok())
+        get(r, "value").dyn_into().ok()
     }
 }
 
@@ -189,11 +190,8 @@ async fn scan(
     let size = blob.size();
     let file_len = if size.is_finite() && size >= 0.0 { size as u64 } else { 0 };
     let (codec, range) = plan(format, entry, file_len)?;
-    let chunk_len = if chunk_len == 0 { SCAN_CHUNK_BYTES } else { chunk_len.clamp(1, MAX_SCAN_CHUNK_BYTES) };
+    let chunk_len = scan::chunk_len(chunk_len);
     let total = range.len;
-    let fail = |code: Code, at: u64, msg: String| {
-        ScanError::Read(Finding::error(code, msg).at(at).tensor(entry.name.clone()))
-    };
     // The hash runs in a nested worker when one can be started, else here.
     let (mut hasher, hashing) = if sha256 {
         match Hasher::spawn().await {
@@ -211,23 +209,23 @@ async fn scan(
     // Chunks are at most 64 MiB (MAX_SCAN_CHUNK_BYTES) and at most the tensor.
     let mut pool = BufferPool::new(u32::try_from(chunk_len.min(total)).unwrap_or(u32::MAX));
     let mut reader = ChunkReader::open(blob, range.start, total, chunk_len, mode)
-        .map_err(|e| fail(Code::ReadFailed, range.start, format!("reading {total} bytes at {} failed: {e}", range.start)))?;
+        .map_err(|e| scan::read_failed(entry, range.start, format!("reading {total} bytes at {} failed: {e}", range.start)))?;
     // One wasm buffer for every chunk (a read's bytes are copied in, then decoded).
     let mut bytes: Vec<u8> = Vec::new();
     let mut done = 0u64;
     let mut next = reader.read(&mut pool);
     while let Some(read) = next.take() {
         let at = range.start.saturating_add(done);
-        let read_failed = |e: String| fail(Code::ReadFailed, at, format!("reading at {at} failed: {e}"));
+        let read_failed = |e: String| scan::read_failed(entry, at, format!("reading at {at} failed: {e}"));
         let read = read.map_err(read_failed)?;
         let PendingRead { fut, byob } = read;
-        let r = fut.await.map_err(|e| read_failed(js_message(&e)))?;
+        let r = fut.await.map_err(|e| read_failed(error_text(&e)))?;
         let Some(view) = ChunkReader::result(byob, &r) else {
             break;
         };
         let n = u64::from(view.length());
         if done.saturating_add(n) > total {
-            return Err(fail(Code::FileChanged, at, format!("the read at {at} returned more bytes than the tensor has")));
+            return Err(scan::short_read(entry, at, total - done, n));
         }
         done += n;
         if done < total {
@@ -235,21 +233,15 @@ async fn scan(
         }
         bytes.resize(view.length() as usize, 0);
         view.copy_to(&mut bytes);
-        let buf: js_sys::ArrayBuffer = view.buffer();
         match hasher.as_mut() {
-            Some(h) => h.send(&buf, &view, &mut pool).await.map_err(|e| hash_failed(entry, &e))?,
-            None => pool.give(buf),
+            Some(h) => h.send(&view, &mut pool).await.map_err(|e| hash_failed(entry, &e))?,
+            None => pool.give(view.buffer()),
         }
         scanner.feed(&bytes);
         on_progress(done, total);
     }
     if done != total {
-        let at = range.start.saturating_add(done);
-        return Err(fail(
-            Code::FileChanged,
-            at,
-            format!("asked for {total} bytes at {}, got {done} (did the file change?)", range.start),
-        ));
+        return Err(scan::short_read(entry, range.start, total, done));
     }
     finish(scanner, hasher, entry, done, hashing).await
 }
@@ -274,25 +266,9 @@ fn hash_failed(entry: &TensorEntry, e: &str) -> ScanError {
     )
 }
 
-fn js_message(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| Reflect::get(e, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()))
-        .unwrap_or_else(|| "unknown error".to_string())
-}
-
-fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
-}
-
 fn post(scope: &DedicatedWorkerGlobalScope, msg: &Object) {
     // A failed post (the page is gone) leaves nothing to tell.
     let _ = scope.post_message(msg);
-}
-
-fn message(kind: &str) -> Object {
-    let o = Object::new();
-    set(&o, "kind", kind);
-    o
 }
 
 fn post_finding(scope: &DedicatedWorkerGlobalScope, f: &Finding) {
@@ -342,9 +318,9 @@ fn wasm_memory() -> f64 {
 }
 
 /// The bench request: times [`TensorScanner`] over `elements` synthetic values of `dtype`,
-/// fed in [`SCAN_CHUNK_BYTES`] chunks copied out of a JS `ArrayBuffer` (generation excluded).
+/// fed in [`scan::SCAN_CHUNK_BYTES`] chunks copied out of a JS `ArrayBuffer` (generation excluded).
 fn bench(scope: &DedicatedWorkerGlobalScope, req: &JsValue) {
-    let get = |k: &str| Reflect::get(req, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let get = |k: &str| get(req, k);
     let format = if get("format").as_string().as_deref() == Some("gguf") { Format::Gguf } else { Format::Safetensors };
     let dtype = get("dtype").as_string().unwrap_or_else(|| "BF16".to_string());
     let default_elements = crate::bench::BENCH_ROWS * crate::bench::BENCH_ROW;
@@ -353,20 +329,16 @@ fn bench(scope: &DedicatedWorkerGlobalScope, req: &JsValue) {
         .filter(|e| e.is_finite() && *e >= 1.0 && *e <= MAX_SAFE_OFFSET as f64)
         .map_or(default_elements, |e| e as u64);
     let sha256 = get("sha256").as_bool().unwrap_or(false);
-    let codec = match crate::dtype::decode::Codec::for_tensor(format, &dtype) {
-        Ok(c) => c,
+    let tensor = match crate::bench::BenchTensor::new(format, &dtype, elements) {
+        Ok(t) => t,
         Err(e) => return bad_request(scope, &e.message()),
     };
-    let unit = codec.unit_bytes().max(1);
-    let total = (elements / codec.unit_values().max(1) as u64).saturating_mul(unit as u64);
-    let js = js_sys::Uint8Array::from(crate::bench::synthetic(format, &dtype, &codec).as_slice());
-    let buf_len = js.length() as usize;
-    let row = crate::bench::BENCH_ROW;
-    let shape = [elements / row, row];
-    let chunk = SCAN_CHUNK_BYTES as usize / unit * unit;
+    let total = tensor.total;
+    let js = js_sys::Uint8Array::from(tensor.bytes.as_slice());
     let started = js_sys::Date::now();
-    let mut scanner = TensorScanner::new(codec, &shape, total, sha256);
-    for r in crate::bench::cyclic_chunks(buf_len, total, chunk) {
+    let mut scanner = tensor.scanner(sha256);
+    for r in tensor.chunks() {
+        // The buffer is 16 MiB: its offsets fit u32.
         scanner.feed(&js.subarray(r.start as u32, r.end as u32).to_vec());
     }
     let result = scanner.finish();
@@ -391,7 +363,7 @@ fn bench(scope: &DedicatedWorkerGlobalScope, req: &JsValue) {
 }
 
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
-    let get = |k: &str| Reflect::get(&data, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED);
+    let get = |k: &str| get(&data, k);
     let req = get("bench");
     if req.is_object() {
         return bench(scope, &req);
