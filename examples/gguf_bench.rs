@@ -32,11 +32,11 @@ fn main() {
     let data = {
         use std::io::Read;
         let mut f = std::fs::File::open(&path).expect("open");
-        let mut v = vec![0u8; ins.report.bytes_read as usize];
+        let mut v = vec![0u8; ins.bytes_read as usize];
         f.read_exact(&mut v).expect("read");
         v
     };
-    let len = ins.report.size;
+    let len = ins.size;
     let mut have = 8u64;
     let mut rounds = 0;
     let mut parse_ms = Vec::new();
@@ -57,8 +57,8 @@ fn main() {
     println!("one parse of the whole header: {one_ms:.1} ms");
     println!(
         "inspect first {first_ms:.1} ms, best {inspect_ms:.1} ms, bytes_read {}, data_start {:?}, rounds {rounds}, parse ms per round {:?}",
-        ins.report.bytes_read,
-        ins.report.data_start,
+        ins.bytes_read,
+        ins.data_start(),
         parse_ms.iter().map(|m| (m * 10.0).round() / 10.0).collect::<Vec<_>>()
     );
 }

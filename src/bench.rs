@@ -1,9 +1,10 @@
 //! Synthetic tensors for the values benchmarks: the CLI's hidden `bench-values` and the
-//! page worker's bench request (tests/e2e/bench_values.mjs) time the same scan over the
-//! same bytes, natively and in wasm.
+//! wasm benchmark run in headless Chromium (tests/wasm_bench.rs) time the same scan over
+//! the same bytes, natively and in wasm. Not part of the page: the crate builds it natively
+//! and, for wasm, only with the `bench` feature.
 
 use crate::dtype::decode::{Codec, NotDecoded};
-use crate::report::Format;
+use crate::dtype::TensorDtype;
 use crate::source::scan::SCAN_CHUNK_BYTES;
 use crate::values::TensorScanner;
 
@@ -27,11 +28,11 @@ pub struct BenchTensor {
 }
 
 impl BenchTensor {
-    pub fn new(format: Format, dtype: &str, elements: u64) -> Result<BenchTensor, NotDecoded> {
-        let codec = Codec::for_tensor(format, dtype)?;
+    pub fn new(dtype: &TensorDtype, elements: u64) -> Result<BenchTensor, NotDecoded> {
+        let codec = Codec::for_dtype(dtype)?;
         let unit = codec.unit_bytes().max(1);
         let total = (elements / codec.unit_values().max(1) as u64).saturating_mul(unit as u64);
-        let bytes = synthetic(format, dtype, &codec);
+        let bytes = synthetic(&dtype.name(), &codec);
         let chunk = usize::try_from(SCAN_CHUNK_BYTES).unwrap_or(usize::MAX) / unit * unit;
         Ok(BenchTensor { codec, bytes, shape: [elements / BENCH_ROW, BENCH_ROW], total, chunk })
     }
@@ -57,7 +58,7 @@ fn xorshift(state: &mut u64) -> u64 {
 /// [`BENCH_BUFFER_BYTES`] (rounded down to whole units) of synthetic weights of `dtype`:
 /// ~N(0, 0.02) (a sum of 4 uniforms) for BF16, F16 and F32, random bytes for every other
 /// type (quantized blocks then hold arbitrary scales, which is what a scan must survive).
-pub fn synthetic(format: Format, dtype: &str, codec: &Codec) -> Vec<u8> {
+pub fn synthetic(dtype: &str, codec: &Codec) -> Vec<u8> {
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let normal = |rng: &mut u64| {
         let s: f64 = (0..4).map(|_| (xorshift(rng) >> 11) as f64 / (1u64 << 53) as f64).sum();
@@ -67,10 +68,10 @@ pub fn synthetic(format: Format, dtype: &str, codec: &Codec) -> Vec<u8> {
     let buf_len = BENCH_BUFFER_BYTES / unit * unit;
     let mut buf = Vec::with_capacity(buf_len + 8);
     while buf.len() < buf_len {
-        match (format, dtype) {
-            (_, "BF16") => buf.extend_from_slice(&(((normal(&mut rng) as f32).to_bits() >> 16) as u16).to_le_bytes()),
-            (_, "F16") => buf.extend_from_slice(&half::f16::from_f64(normal(&mut rng)).to_le_bytes()),
-            (_, "F32") => buf.extend_from_slice(&(normal(&mut rng) as f32).to_le_bytes()),
+        match dtype {
+            "BF16" => buf.extend_from_slice(&(((normal(&mut rng) as f32).to_bits() >> 16) as u16).to_le_bytes()),
+            "F16" => buf.extend_from_slice(&half::f16::from_f64(normal(&mut rng)).to_le_bytes()),
+            "F32" => buf.extend_from_slice(&(normal(&mut rng) as f32).to_le_bytes()),
             _ => buf.extend_from_slice(&xorshift(&mut rng).to_le_bytes()),
         }
     }
@@ -114,8 +115,8 @@ mod tests {
 
     #[test]
     fn synthetic_bf16_is_centred_weights() {
-        let codec = Codec::for_tensor(Format::Safetensors, "BF16").unwrap();
-        let buf = synthetic(Format::Safetensors, "BF16", &codec);
+        let codec = Codec::for_dtype(&TensorDtype::from_name("BF16")).unwrap();
+        let buf = synthetic("BF16", &codec);
         assert_eq!(buf.len(), BENCH_BUFFER_BYTES);
         let vals: Vec<f32> = buf
             .chunks_exact(2)

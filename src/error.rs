@@ -167,6 +167,10 @@ pub struct Finding {
     /// The header field it concerns (`dtype`, `data_offsets`, `general.alignment`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// The file it concerns, for a finding about several files (a checkpoint, a split
+    /// model): the offset is then an offset in that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl Finding {
@@ -178,6 +182,7 @@ impl Finding {
             offset: None,
             tensor: None,
             field: None,
+            file: None,
         }
     }
 
@@ -208,6 +213,11 @@ impl Finding {
         self
     }
 
+    pub fn file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -220,6 +230,9 @@ impl fmt::Display for Finding {
             Severity::Warning => "warning",
         };
         write!(f, "{sev} {}: {}", self.code, self.message)?;
+        if let Some(file) = &self.file {
+            write!(f, " (in {file})")?;
+        }
         if let Some(off) = self.offset {
             write!(f, " (at byte {off})")?;
         }

@@ -1,23 +1,29 @@
 //! tensorpeek: inspect safetensors and GGUF model files from their headers.
 //!
-//! The core (`formats`, `dtype`, `stats`, `report`, `error`) is pure Rust with no web
-//! types and is tested natively. `source` holds the byte sources and the async driver;
-//! `web` is the Yew app (wasm only); `cli` the native command line.
+//! Layers, bottom up (ARCHITECTURE.md has the map and the rules):
+//! - `error`, `vocab`, `fmt`: findings, the shared vocabulary, number formatting;
+//! - `dtype`, `stats`, `values`: element types and decoding, streaming statistics, one
+//!   tensor's values;
+//! - `formats`: one synchronous parser per file format;
+//! - `model`: what combines files (checkpoints, split GGUF, the architecture check);
+//! - `report`: the JSON report, built from the above;
+//! - `source`: byte sources and every read loop (async);
+//! - `cli` (native) and `web` (wasm): the two front ends.
 
-pub mod audit;
-pub mod bench;
 pub mod dtype;
 pub mod error;
 pub mod fmt;
 pub mod formats;
+pub mod model;
 pub mod report;
 pub mod source;
 pub mod stats;
 pub mod values;
+pub mod vocab;
 
+#[cfg(any(not(target_arch = "wasm32"), feature = "bench"))]
+pub mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod cli_values;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

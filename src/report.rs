@@ -1,10 +1,20 @@
 //! The JSON report (docs/report.md): the contract shared by the page's "Export JSON" and
 //! the CLI's `--json`. Fields may be added; the documented ones are never renamed or dropped.
 //! Every byte count and offset is a u64.
+//!
+//! The report is built *from* what was read — the inspections of the files
+//! ([`crate::formats::Inspection`]) and the merged model (`crate::model`) — at the moment
+//! it is exported or printed; nothing below this module knows it exists.
 
-use crate::error::{Finding, Severity};
+use crate::error::Finding;
+use crate::formats::gguf::{GgufFile, Value};
+use crate::formats::{Inspection, Parsed};
+use crate::model::checkpoint::CheckpointModel;
+use crate::model::gguf_split::SplitModel;
 use crate::stats::Stats;
-use serde::{Deserialize, Serialize};
+use crate::vocab::{Format, TensorEntry, Totals};
+use serde::Serialize;
+use serde_json::json;
 use std::collections::BTreeMap;
 
 pub const TOOL: &str = "tensorpeek";
@@ -16,7 +26,24 @@ pub struct Report {
     pub tool: &'static str,
     pub version: &'static str,
     pub files: Vec<FileReport>,
-    pub model: Option<serde_json::Value>,
+    pub model: Option<ModelSection>,
+}
+
+/// The merged view when several files form one model.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum ModelSection {
+    Checkpoint(Box<CheckpointModel>),
+    Split(Box<SplitModel>),
+}
+
+impl ModelSection {
+    pub fn ok(&self) -> bool {
+        match self {
+            ModelSection::Checkpoint(m) => m.ok,
+            ModelSection::Split(m) => m.ok(),
+        }
+    }
 }
 
 impl Report {
@@ -29,15 +56,14 @@ impl Report {
         }
     }
 
+    /// The report of inspected files, without values.
+    pub fn of(inspections: &[Inspection]) -> Self {
+        Report::new(inspections.iter().map(|i| FileReport::of(i, &BTreeMap::new())).collect())
+    }
+
     /// True when no file (and no merged model) has an error.
     pub fn ok(&self) -> bool {
-        let model_ok = self
-            .model
-            .as_ref()
-            .and_then(|m| m.get("errors"))
-            .and_then(|e| e.as_array())
-            .is_none_or(|e| e.is_empty());
-        self.files.iter().all(|f| f.ok) && model_ok
+        self.files.iter().all(|f| f.ok) && self.model.as_ref().is_none_or(ModelSection::ok)
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -45,82 +71,12 @@ impl Report {
     }
 }
 
-/// What kind of file an entry describes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    Safetensors,
-    Gguf,
-    SafetensorsIndex,
-    Config,
-    Unknown,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Safetensors => "safetensors",
-            Format::Gguf => "gguf",
-            Format::SafetensorsIndex => "safetensors-index",
-            Format::Config => "config",
-            Format::Unknown => "unknown",
-        }
-    }
-}
-
-/// One tensor as the report lists it. The shape is row-major (numpy order) for both
-/// formats; `ggml_dims` keeps a GGUF tensor's dims as stored (ne[0] first).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TensorEntry {
-    pub name: String,
-    pub dtype: String,
-    pub shape: Vec<u64>,
-    pub ggml_dims: Option<Vec<u64>>,
-    /// Element count; `None` when the shape's product overflows u64.
-    pub params: Option<u64>,
-    /// Byte range relative to the data section, as in the header.
-    pub start: u64,
-    pub end: u64,
-    /// Absolute byte offset of the first byte in the file (`None` on overflow).
-    pub abs_start: Option<u64>,
-    /// end - start (`None` when end < start).
-    pub bytes: Option<u64>,
+/// One tensor as the report lists it: the entry and, once its values were read, its stats.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorReport {
+    #[serde(flatten)]
+    pub entry: TensorEntry,
     pub stats: Option<Stats>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct DtypeTotals {
-    pub tensors: u64,
-    pub params: u64,
-    pub bytes: u64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Totals {
-    pub tensors: u64,
-    pub params: u64,
-    pub bytes: u64,
-    pub by_dtype: BTreeMap<String, DtypeTotals>,
-}
-
-impl Totals {
-    /// Sums the tensors with saturating arithmetic (a lying header cannot wrap a total; an
-    /// overflowing tensor is already a finding of its own).
-    pub fn of(tensors: &[TensorEntry]) -> Totals {
-        let mut t = Totals::default();
-        for e in tensors {
-            let params = e.params.unwrap_or(0);
-            let bytes = e.bytes.unwrap_or(0);
-            t.tensors = t.tensors.saturating_add(1);
-            t.params = t.params.saturating_add(params);
-            t.bytes = t.bytes.saturating_add(bytes);
-            let d = t.by_dtype.entry(e.dtype.clone()).or_default();
-            d.tensors = d.tensors.saturating_add(1);
-            d.params = d.params.saturating_add(params);
-            d.bytes = d.bytes.saturating_add(bytes);
-        }
-        t
-    }
 }
 
 /// One input file.
@@ -143,7 +99,7 @@ pub struct FileReport {
     pub kv_count: Option<u64>,
     pub data_start: Option<u64>,
     pub metadata: serde_json::Value,
-    pub tensors: Vec<TensorEntry>,
+    pub tensors: Vec<TensorReport>,
     pub totals: Totals,
     /// Format-specific extras (GGUF layout, model card, tokenizer summary, …).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,70 +107,93 @@ pub struct FileReport {
 }
 
 impl FileReport {
-    /// An empty report for a file of `size` bytes; parsers fill it in.
-    pub fn new(name: impl Into<String>, size: u64, format: Format) -> Self {
-        FileReport {
-            name: name.into(),
-            size,
-            format,
-            ok: true,
-            errors: Vec::new(),
-            warnings: Vec::new(),
-            bytes_read: 0,
+    /// The report entry of an inspected file; `stats` are the values read so far, by
+    /// tensor index.
+    pub fn of(i: &Inspection, stats: &BTreeMap<usize, Stats>) -> FileReport {
+        let tensors = i
+            .tensors()
+            .iter()
+            .enumerate()
+            .map(|(j, e)| TensorReport {
+                entry: e.clone(),
+                stats: stats.get(&j).cloned(),
+            })
+            .collect();
+        let mut r = FileReport {
+            name: i.name.clone(),
+            size: i.size,
+            format: i.format,
+            ok: i.ok(),
+            errors: i.errors().cloned().collect(),
+            warnings: i.warnings().cloned().collect(),
+            bytes_read: i.bytes_read,
             header_len: None,
             gguf_version: None,
             alignment: None,
             kv_count: None,
-            data_start: None,
+            data_start: i.data_start(),
             metadata: serde_json::Value::Object(serde_json::Map::new()),
-            tensors: Vec::new(),
-            totals: Totals::default(),
+            tensors,
+            totals: i.totals.clone(),
             details: None,
-        }
-    }
-
-    /// Files findings under errors/warnings, recomputes totals and `ok`.
-    pub fn finish(&mut self, findings: Vec<Finding>) {
-        for f in findings {
-            match f.severity {
-                Severity::Error => self.errors.push(f),
-                Severity::Warning => self.warnings.push(f),
+        };
+        match &i.parsed {
+            Parsed::Safetensors(h) => {
+                r.header_len = h.header_len;
+                r.metadata = serde_json::Value::Object(
+                    h.metadata.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect(),
+                );
             }
+            Parsed::Gguf(g) => {
+                r.gguf_version = g.header.version;
+                r.alignment = Some(g.header.alignment);
+                r.kv_count = g.header.kv_count;
+                r.metadata = gguf_metadata(g);
+                r.details = Some(gguf_details(g));
+            }
+            Parsed::None => {}
         }
-        self.totals = Totals::of(&self.tensors);
-        self.ok = self.errors.is_empty();
-    }
-
-    /// All findings, errors first.
-    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
-        self.errors.iter().chain(self.warnings.iter())
-    }
-
-    /// "sound", "sound with warnings" or "errors".
-    pub fn verdict(&self) -> Verdict {
-        if !self.errors.is_empty() {
-            Verdict::Errors
-        } else if !self.warnings.is_empty() {
-            Verdict::Warnings
-        } else {
-            Verdict::Sound
-        }
+        r
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Sound,
-    Warnings,
-    Errors,
+/// A GGUF file's metadata as the report's map: each key's value in its JSON form, a long
+/// array summarised as `{"type","len","head"}`.
+pub fn gguf_metadata(g: &GgufFile) -> serde_json::Value {
+    serde_json::Value::Object(
+        g.kvs
+            .iter()
+            .map(|kv| (kv.key.clone(), serde_json::to_value(&kv.value).unwrap_or(serde_json::Value::Null)))
+            .collect(),
+    )
 }
 
-impl Verdict {
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Sound => "sound",
-            Verdict::Warnings => "sound with warnings",
-            Verdict::Errors => "errors",
-        }
-    }
+/// `details` of a GGUF file: header, KV list (types, offsets, sizes), layout, model card,
+/// tokenizer.
+pub fn gguf_details(g: &GgufFile) -> serde_json::Value {
+    let kv: Vec<serde_json::Value> = g
+        .kvs
+        .iter()
+        .map(|kv| {
+            let mut o = json!({
+                "key": kv.key,
+                "type": kv.value.value_type().name(),
+                "group": kv.group,
+                "offset": kv.offset,
+                "bytes": kv.bytes,
+            });
+            if let (Value::Array(a), Some(obj)) = (&kv.value, o.as_object_mut()) {
+                obj.insert("elem_type".into(), json!(a.elem_type.name()));
+                obj.insert("len".into(), json!(a.len));
+            }
+            o
+        })
+        .collect();
+    json!({
+        "header": g.header,
+        "kv": kv,
+        "layout": g.layout,
+        "model_card": g.card,
+        "tokenizer": g.tokenizer,
+    })
 }

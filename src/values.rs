@@ -1,6 +1,6 @@
 //! One tensor's values: check the byte range against the shape and the file, then decode
-//! streamed chunks into [`Stats`]. Synchronous and web-free: the async reader
-//! (`source::scan::scan_tensor`) and a Web Worker both drive a [`TensorScanner`].
+//! streamed chunks into [`Stats`]. Synchronous and web-free: the one read loop
+//! (`source::scan::scan_chunks`) drives a [`TensorScanner`], natively and in the Web Worker.
 //!
 //! Two decoding paths, same results:
 //! - types of at most 16 bits per stored unit (BOOL, U8, I8, U16, I16, F16, BF16, all F8,
@@ -12,7 +12,7 @@
 
 use crate::dtype::decode::{Codec, NotDecoded, ValueDecoder};
 use crate::error::{Code, Finding};
-use crate::report::{Format, TensorEntry};
+use crate::vocab::TensorEntry;
 use crate::stats::{Stats, StatsAccumulator};
 
 /// Why a scan produced no stats.
@@ -59,7 +59,7 @@ pub struct TensorRange {
 
 /// Checks a tensor before any of its bytes are read: the type must be decodable, the
 /// element count must match the byte length, and the range must lie inside the file.
-pub fn plan(format: Format, entry: &TensorEntry, file_len: u64) -> Result<(Codec, TensorRange), ScanError> {
+pub fn plan(entry: &TensorEntry, file_len: u64) -> Result<(Codec, TensorRange), ScanError> {
     let finding = |code: Code, msg: String| {
         ScanError::Finding(
             Finding::error(code, msg)
@@ -68,7 +68,7 @@ pub fn plan(format: Format, entry: &TensorEntry, file_len: u64) -> Result<(Codec
         )
     };
     // Not decodable (IQ*, TQ*, unknown names): a warning, never raw-byte "values".
-    let codec = Codec::for_tensor(format, &entry.dtype).map_err(|e: NotDecoded| {
+    let codec = Codec::for_dtype(&entry.dtype).map_err(|e: NotDecoded| {
         ScanError::Finding(
             Finding::warning(Code::ValuesNotDecoded, e.message())
                 .tensor(entry.name.clone())

@@ -6,9 +6,14 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tensorpeek::error::{Code, Finding};
-use tensorpeek::formats::checkpoint::{self, build_model, classify, Kind, ModelReport};
-use tensorpeek::report::{FileReport, Format, Report, TensorEntry};
-use tensorpeek::source::{self, file::FileSource};
+use tensorpeek::dtype::{Dtype, TensorDtype};
+use tensorpeek::formats::{safetensors, Inspection, Parsed};
+use tensorpeek::model::checkpoint::{build_model, CheckpointModel};
+use tensorpeek::model::files::{self as checkpoint, classify, Kind};
+use tensorpeek::report::{ModelSection, Report};
+use tensorpeek::source::file::FileSource;
+use tensorpeek::source::set::{open_set, SetInput, SetOptions};
+use tensorpeek::vocab::{Format, TensorEntry};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoint")
@@ -19,36 +24,29 @@ fn expected() -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// What the page and the CLI do: classify each file from its first bytes, inspect tensor
-/// files' headers, read companions whole.
-/// Shard reports and companions (name, bytes).
-type Loaded = (Vec<FileReport>, Vec<(String, Vec<u8>)>);
+/// What the page and the CLI do: open the folder's files as one set (`source::set`):
+/// tensor files inspected header-only, companions read whole.
+/// Shard inspections and companions (name, bytes).
+type Loaded = (Vec<Inspection>, Vec<(String, Vec<u8>)>);
 
 fn load(dir: &Path) -> Loaded {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
-    let mut files = Vec::new();
-    let mut companions = Vec::new();
-    for p in paths {
-        use std::io::Read;
-        let len = std::fs::metadata(&p).unwrap().len();
-        let mut first = Vec::new();
-        std::fs::File::open(&p).unwrap().take(checkpoint::CLASSIFY_LEN).read_to_end(&mut first).unwrap();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        let kind = classify(&name, &first, len);
-        if kind.is_tensor_file() {
-            let src = FileSource::open(&p).unwrap();
-            files.push(pollster::block_on(source::inspect(&src, &name)).report);
-        } else if kind.read_whole(len) {
-            companions.push((name, std::fs::read(&p).unwrap()));
-        }
-    }
-    (files, companions)
+    let inputs: Vec<SetInput<FileSource>> = paths
+        .iter()
+        .map(|p| SetInput { name: p.file_name().unwrap().to_string_lossy().into_owned(), src: FileSource::open(p).unwrap(), explain: false })
+        .collect();
+    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    (set.files.into_iter().map(|(_, i)| i).collect(), set.companions)
 }
 
-fn model_of(variant: &str) -> (Vec<FileReport>, ModelReport) {
+fn build(files: &[Inspection], companions: &[(String, Vec<u8>)]) -> CheckpointModel {
+    build_model(&files.iter().collect::<Vec<_>>(), companions)
+}
+
+fn model_of(variant: &str) -> (Vec<Inspection>, CheckpointModel) {
     let (files, companions) = load(&fixtures().join(variant));
-    let m = build_model(&files, &companions);
+    let m = build(&files, &companions);
     (files, m)
 }
 
@@ -57,7 +55,7 @@ fn codes(findings: &[Finding]) -> Vec<Code> {
 }
 
 /// Counts, sizes and shapes against the reference reader's facts.
-fn assert_facts(variant: &str, m: &ModelReport) {
+fn assert_facts(variant: &str, m: &CheckpointModel) {
     let exp = &expected()["variants"][variant];
     assert_eq!(m.totals.tensors, exp["tensors"].as_u64().unwrap(), "{variant}: tensors");
     assert_eq!(m.totals.params, exp["params"].as_u64().unwrap(), "{variant}: params");
@@ -85,9 +83,9 @@ fn assert_facts(variant: &str, m: &ModelReport) {
     for t in &m.tensors {
         let want: Vec<u64> = shapes[&t.tensor.name].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
         assert_eq!(t.tensor.shape, want, "{}", t.tensor.name);
-        assert_eq!(t.tensor.dtype, "BF16");
+        assert_eq!(t.tensor.dtype, TensorDtype::Safetensors(Dtype::Bf16));
     }
-    if let (Some(share), Some(a)) = (exp["embedding_share_percent"].as_f64(), &m.audit) {
+    if let (Some(share), Some(a)) = (exp["embedding_share_percent"].as_f64(), &m.inventory) {
         let got = a.embedding_share_percent.unwrap();
         assert!((got - share).abs() < 1e-3, "{variant}: embedding share {got} vs {share}");
     }
@@ -143,29 +141,30 @@ fn good_checkpoint_is_one_sound_model() {
     assert_eq!(a.rope_theta, Some(500000.0));
     assert_eq!(a.rope_scaling.as_ref().unwrap()["rope_type"], "llama3");
     assert_eq!(a.torch_dtype.as_deref(), Some("bfloat16"));
-    let audit = m.audit.as_ref().unwrap();
+    let audit = m.inventory.as_ref().unwrap();
     assert!(audit.checked);
     assert_eq!((audit.expected_tensors, audit.matched, audit.missing, audit.unexpected, audit.shape_mismatches), (21, 21, 0, 0, 0));
     assert_eq!(audit.tensors_per_layer, Some(9));
     assert_eq!(audit.expected_params, Some(m.totals.params));
     let t = m.tokenizer.as_ref().unwrap();
     let et = &exp["variants"]["good"]["tokenizer"];
-    assert_eq!(t.model_type.as_deref(), Some("BPE"));
-    assert_eq!(t.vocab, et["tokenizer_vocab"].as_u64());
+    assert_eq!(t.model.as_deref(), Some("BPE"));
+    assert_eq!(t.tokens, et["tokenizer_vocab"].as_u64());
     assert_eq!(t.merges, et["tokenizer_merges"].as_u64());
-    assert_eq!(t.added_tokens, et["added_tokens"].as_u64().unwrap());
-    assert_eq!(t.special_tokens.len() as u64, et["special_tokens"].as_u64().unwrap());
+    assert_eq!(t.added_tokens, et["added_tokens"].as_u64());
+    let specials = t.special_tokens.iter().filter(|s| s.id.is_some()).count() as u64;
+    assert_eq!(specials, et["special_tokens"].as_u64().unwrap());
     assert_eq!(t.chat_templates.len() as u64, et["chat_templates"].as_u64().unwrap());
     assert!(t.chat_templates[0].template.contains("add_generation_prompt"));
-    assert_eq!(t.roles.get("eos_token").map(String::as_str), Some("<|eot_id|>"));
+    assert_eq!(t.role("eos").and_then(|s| s.text.as_deref()), Some("<|eot_id|>"));
     assert_eq!(m.generation_config.as_ref().unwrap()["temperature"], json!(0.6));
 }
 
 #[test]
 fn model_section_of_the_json_report() {
     let (files, m) = model_of("good");
-    let mut report = Report::new(files);
-    report.model = Some(m.to_value());
+    let mut report = Report::of(&files);
+    report.model = Some(ModelSection::Checkpoint(Box::new(m)));
     assert!(report.ok());
     let v: Value = serde_json::from_str(&report.to_json_pretty()).unwrap();
     let model = &v["model"];
@@ -189,7 +188,7 @@ fn model_section_of_the_json_report() {
 }
 
 /// Each broken variant yields exactly its expected findings.
-fn assert_only(variant: &str) -> ModelReport {
+fn assert_only(variant: &str) -> CheckpointModel {
     let (_, m) = model_of(variant);
     let exp = expected()["variants"][variant]["findings"].clone();
     let exp = exp.as_array().unwrap();
@@ -228,7 +227,7 @@ fn missing_shard_is_named_and_the_rest_shown() {
     assert!(!idx.total_size_checked);
     assert_eq!(idx.shards.iter().map(|s| s.provided).collect::<Vec<_>>(), vec![true, false]);
     // The 11 tensors of the missing shard are not reported one by one.
-    assert_eq!(m.audit.as_ref().unwrap().in_missing_shards, 11);
+    assert_eq!(m.inventory.as_ref().unwrap().in_missing_shards, 11);
 }
 
 #[test]
@@ -250,14 +249,14 @@ fn tensor_in_the_wrong_shard() {
 fn missing_layer_tensor() {
     let m = assert_only("missing_tensor");
     assert!(!m.ok);
-    assert_eq!(m.audit.as_ref().unwrap().missing, 1);
+    assert_eq!(m.inventory.as_ref().unwrap().missing, 1);
 }
 
 #[test]
 fn wrong_k_proj_shape() {
     let m = assert_only("wrong_k_proj");
     assert!(!m.ok);
-    assert_eq!(m.audit.as_ref().unwrap().shape_mismatches, 1);
+    assert_eq!(m.inventory.as_ref().unwrap().shape_mismatches, 1);
 }
 
 // ------------------------------------------------------------ synthetic Llama 3.2 3B
@@ -297,17 +296,17 @@ fn llama32_3b_shapes() -> Vec<(String, Vec<u64>)> {
     v
 }
 
-/// A safetensors shard report built from shapes (BF16, contiguous, header of `n` bytes).
-fn shard(name: &str, tensors: &[(String, Vec<u64>)], n: u64) -> FileReport {
+/// A safetensors shard built from shapes (BF16, contiguous, header of `n` bytes).
+fn shard(name: &str, tensors: &[(String, Vec<u64>)], n: u64) -> Inspection {
     let data_start = 8 + n;
     let mut off = 0u64;
-    let mut r = FileReport::new(name, 0, Format::Safetensors);
+    let mut h = safetensors::Header { header_len: Some(n), data_start: Some(data_start), metadata: Vec::new(), tensors: Vec::new(), findings: Vec::new() };
     for (tname, shape) in tensors {
         let params: u64 = shape.iter().product();
         let bytes = params * 2;
-        r.tensors.push(TensorEntry {
+        h.tensors.push(TensorEntry {
             name: tname.clone(),
-            dtype: "BF16".into(),
+            dtype: TensorDtype::Safetensors(Dtype::Bf16),
             shape: shape.clone(),
             ggml_dims: None,
             params: Some(params),
@@ -315,15 +314,11 @@ fn shard(name: &str, tensors: &[(String, Vec<u64>)], n: u64) -> FileReport {
             end: off + bytes,
             abs_start: Some(data_start + off),
             bytes: Some(bytes),
-            stats: None,
+            header_offset: None,
         });
         off += bytes;
     }
-    r.size = data_start + off;
-    r.header_len = Some(n);
-    r.data_start = Some(data_start);
-    r.finish(Vec::new());
-    r
+    Inspection::new(name, data_start + off, Format::Safetensors, data_start, Parsed::Safetensors(h))
 }
 
 type Shapes = [(String, Vec<u64>)];
@@ -338,7 +333,7 @@ fn index_json(parts: &[(&str, &Shapes)], total_size: u64) -> Vec<u8> {
     serde_json::to_vec(&json!({"metadata": {"total_size": total_size}, "weight_map": map})).unwrap()
 }
 
-fn llama32_3b(tied: bool) -> ModelReport {
+fn llama32_3b(tied: bool) -> CheckpointModel {
     let all = llama32_3b_shapes();
     let (a, b) = all.split_at(150);
     // Header lengths chosen so headers + prefixes = 29,400 bytes, as published.
@@ -354,7 +349,7 @@ fn llama32_3b(tied: bool) -> ModelReport {
         ("config.json".to_string(), serde_json::to_vec(&llama32_3b_config(tied)).unwrap()),
         ("model.safetensors.index.json".to_string(), index),
     ];
-    build_model(&files, &companions)
+    build(&files, &companions)
 }
 
 #[test]
@@ -367,7 +362,7 @@ fn llama_3_2_3b_shapes_check_out() {
     assert_eq!(m.reconciliation.file_bytes, 6_425_529_048);
     assert_eq!(m.reconciliation.headers_and_prefixes, 29_400);
     assert!(m.reconciliation.balanced);
-    let a = m.audit.as_ref().unwrap();
+    let a = m.inventory.as_ref().unwrap();
     assert_eq!((a.expected_tensors, a.matched), (254, 254));
     assert_eq!(a.tensors_per_layer, Some(9));
     assert_eq!(a.expected_params, Some(3_212_749_824));
@@ -403,7 +398,7 @@ fn index_consistency_findings() {
         &[("model-00001-of-00002.safetensors", a), ("model-00002-of-00002.safetensors", &listed_b)],
         6_425_499_648,
     );
-    let m = build_model(&files, &[("model.safetensors.index.json".into(), index)]);
+    let m = build(&files, &[("model.safetensors.index.json".into(), index)]);
     assert_eq!(codes(&m.errors), vec![Code::TensorNotInShard, Code::TensorNotInIndex]);
     assert_eq!(m.errors[0].tensor.as_deref(), Some("model.layers.99.mlp.up_proj.weight"));
     assert_eq!(m.errors[1].tensor.as_deref(), Some(forgotten.as_str()));
@@ -419,7 +414,7 @@ fn duplicate_tensor_across_shards() {
         shard("model-00001-of-00002.safetensors", a, 100),
         shard("model-00002-of-00002.safetensors", &b, 100),
     ];
-    let m = build_model(&files, &[]);
+    let m = build(&files, &[]);
     assert_eq!(codes(&m.errors), vec![Code::DuplicateTensor]);
     assert_eq!(m.errors[0].tensor.as_deref(), Some("model.embed_tokens.weight"));
     // No index with several shards: a warning.
@@ -430,7 +425,7 @@ fn duplicate_tensor_across_shards() {
 fn shard_series_without_index_names_the_gap() {
     let all = llama32_3b_shapes();
     let files = vec![shard("model-00001-of-00003.safetensors", &all[..10], 100), shard("model-00003-of-00003.safetensors", &all[10..20], 100)];
-    let m = build_model(&files, &[]);
+    let m = build(&files, &[]);
     assert_eq!(codes(&m.errors), vec![Code::MissingShard]);
     assert_eq!(m.errors[0].message, "model-00002-of-00003.safetensors is expected from the shard names but was not provided");
     assert_eq!(m.missing_shards, vec!["model-00002-of-00003.safetensors".to_string()]);
@@ -442,7 +437,7 @@ fn unknown_family_is_shown_raw() {
     let m = build_model(&[], &[("config.json".into(), serde_json::to_vec(&cfg).unwrap())]);
     assert!(m.errors.is_empty() && m.warnings.is_empty(), "{:?}", m.warnings);
     let a = m.architecture.unwrap();
-    assert_eq!(a.family, tensorpeek::audit::Family::Unknown);
+    assert_eq!(a.family, tensorpeek::model::architecture::Family::Unknown);
     assert_eq!(a.raw.get("d_model"), Some(&json!(768)));
 }
 
@@ -501,7 +496,7 @@ fn sparse_llama_3_2_3b_folder() {
     std::fs::write(dir.join("model.safetensors.index.json"), index_json(&[(names[0], a), (names[1], b)], 6_425_499_648)).unwrap();
     std::fs::write(dir.join("config.json"), serde_json::to_vec(&llama32_3b_config(true)).unwrap()).unwrap();
     let (files, companions) = load(&dir);
-    let m = build_model(&files, &companions);
+    let m = build(&files, &companions);
     assert!(m.ok_with(&files), "{:#?}", m.errors);
     assert!(m.warnings.is_empty());
     assert_eq!((m.totals.tensors, m.totals.params, m.totals.bytes), (254, 3_212_749_824, 6_425_499_648));
@@ -518,58 +513,62 @@ fn missing_shard_without_index_is_one_summary_finding() {
     let all = llama32_3b_shapes();
     let files = vec![shard("model-00001-of-00002.safetensors", &all[..150], 100)];
     let cfg = serde_json::to_vec(&llama32_3b_config(true)).unwrap();
-    let m = build_model(&files, &[("config.json".into(), cfg)]);
+    let m = build(&files, &[("config.json".into(), cfg)]);
     assert_eq!(codes(&m.errors), vec![Code::MissingShard, Code::MissingTensor]);
     assert!(m.errors[1].message.starts_with("104 tensors config.json expects are absent"), "{}", m.errors[1].message);
-    assert_eq!(m.audit.as_ref().unwrap().missing, 104);
+    assert_eq!(m.inventory.as_ref().unwrap().missing, 104);
 }
 
 #[test]
 fn relative_paths_match_the_index_by_base_name() {
     let (files, companions) = load(&fixtures().join("good"));
-    let files: Vec<FileReport> = files
+    let files: Vec<Inspection> = files
         .into_iter()
         .map(|mut f| {
             f.name = format!("good/{}", f.name);
             f
         })
         .collect();
-    let m = build_model(&files, &companions);
+    let m = build(&files, &companions);
     assert!(m.errors.is_empty(), "{:#?}", m.errors);
     assert_eq!(m.shards[0].name, "model-00001-of-00002.safetensors");
     assert_eq!(m.tensors[0].file, "model-00001-of-00002.safetensors");
 }
 
-/// The page's path: in-memory sources (stand-ins for dropped Blobs), unknown files skipped.
+/// The page's path: in-memory sources (stand-ins for dropped Blobs), a file whose name
+/// says nothing left unread; the CLI's: the same file classified by its first 4 KiB.
 #[test]
-fn inspect_set_over_memory_sources() {
-    use tensorpeek::source::{checkpoint::inspect_set, ByteSource, MemorySource};
+fn open_set_over_memory_sources() {
+    use tensorpeek::source::{ByteSource, MemorySource};
     let dir = fixtures().join("missing_shard");
-    let mut inputs: Vec<(String, MemorySource)> = Vec::new();
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
-    for p in paths {
-        inputs.push((p.file_name().unwrap().to_string_lossy().into_owned(), MemorySource::new(std::fs::read(&p).unwrap())));
-    }
-    inputs.push(("README.md".into(), MemorySource::new(b"# a model card".to_vec())));
-    let set = pollster::block_on(inspect_set(&inputs, false));
+    let mut inputs: Vec<SetInput<MemorySource>> = paths
+        .iter()
+        .map(|p| SetInput { name: p.file_name().unwrap().to_string_lossy().into_owned(), src: MemorySource::new(std::fs::read(p).unwrap()), explain: false })
+        .collect();
+    inputs.push(SetInput { name: "README.md".into(), src: MemorySource::new(b"# a model card".to_vec()), explain: false });
+    let mut seen = Vec::new();
+    let set = pollster::block_on(open_set(&inputs, SetOptions::default(), |i, f| seen.push((i, f.name.clone()))));
     assert_eq!(set.files.len(), 1);
+    assert_eq!(seen, vec![(set.files[0].0, "model-00001-of-00002.safetensors".to_string())]);
     assert_eq!(set.companions.len(), 5);
     assert_eq!(set.skipped.len(), 1);
     assert_eq!(set.skipped[0].name, "README.md");
-    let m = set.model.unwrap();
+    let m = set.checkpoint.as_ref().unwrap();
     assert_eq!(codes(&m.errors), vec![Code::MissingShard]);
-    assert_facts("missing_shard", &m);
-    // Only the shard's header, the companions and classification prefixes were read; a file
-    // named as a model file gets no classification read.
-    let heads: u64 = inputs
-        .iter()
-        .filter(|(n, _)| !n.ends_with(".safetensors"))
-        .map(|(_, s)| s.len().min(checkpoint::CLASSIFY_LEN))
-        .sum();
-    let whole: u64 = set.companions.iter().map(|(_, b)| b.len() as u64).filter(|n| *n > checkpoint::CLASSIFY_LEN).sum();
-    assert_eq!(set.bytes_read, heads + whole + set.files[0].bytes_read);
-    assert_eq!(set.files[0].bytes_read, set.files[0].data_start.unwrap());
+    assert_eq!(m.errors[0].file.as_deref(), Some("model.safetensors.index.json"));
+    assert_facts("missing_shard", m);
+    // Only the shard's header and the companions were read: files named as model files or
+    // as JSON get no classification read, README.md none at all.
+    let shard = &set.files[0].1;
+    let whole: u64 = set.companions.iter().map(|(_, b)| b.len() as u64).sum();
+    assert_eq!(set.bytes_read, whole + shard.bytes_read);
+    assert_eq!(shard.bytes_read, shard.data_start().unwrap());
+    // Classifying by content reads README.md's first bytes (all 14 of them), then skips it.
+    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    assert_eq!(set.bytes_read, whole + shard.bytes_read + inputs.last().unwrap().src.len());
+    assert_eq!(set.skipped[0].kind, Kind::Unknown);
 }
 
 mod props {
@@ -601,7 +600,7 @@ mod props {
                 "vocab_size": vocab, "tie_word_embeddings": tied});
             companions.retain(|(n, _)| n != "config.json");
             companions.push(("config.json".into(), serde_json::to_vec(&cfg).unwrap()));
-            let m = build_model(files, &companions);
+            let m = build(files, &companions);
             prop_assert_eq!(m.totals.tensors, 21);
         }
 

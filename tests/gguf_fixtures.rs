@@ -4,11 +4,13 @@
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use tensorpeek::formats::gguf::{self, Endian, GgufFile, Value};
-use tensorpeek::formats::gguf_split;
-use tensorpeek::formats::Step;
 use tensorpeek::error::Code;
-use tensorpeek::source::{self, MemorySource, Parsed, GGUF_READ_GRANULARITY};
+use tensorpeek::formats::gguf::{self, Endian, GgufFile, Value};
+use tensorpeek::formats::{Inspection, Parsed, Step};
+use tensorpeek::model::gguf_split;
+use tensorpeek::report::FileReport;
+use tensorpeek::source::inspect::GGUF_READ_GRANULARITY;
+use tensorpeek::source::{self, MemorySource};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -49,10 +51,10 @@ fn check(gguf_path: &Path, expected_path: &Path) {
             Value::Array(a) => {
                 assert_eq!(Some(a.elem_type.name()), w["elem_type"].as_str(), "{name} {key}");
                 assert_eq!(a.len, w["len"].as_u64().unwrap(), "{name} {key}");
-                let head: Vec<Json> = a.head.iter().map(Value::to_json).collect();
+                let head: Vec<Json> = a.head.iter().map(|v| serde_json::to_value(v).unwrap()).collect();
                 assert_eq!(&Json::Array(head), &w["head"], "{name} {key}");
             }
-            v => assert_eq!(v.to_json(), w["value"], "{name} {key}"),
+            v => assert_eq!(serde_json::to_value(v).unwrap(), w["value"], "{name} {key}"),
         }
     }
 
@@ -61,12 +63,13 @@ fn check(gguf_path: &Path, expected_path: &Path) {
     let ds = h.data_start.unwrap();
     for (t, w) in g.tensors.iter().zip(ts) {
         assert_eq!(t.name, w["name"].as_str().unwrap(), "{name}");
-        assert_eq!(t.type_name(), w["type"].as_str().unwrap(), "{name} {}", t.name);
+        assert_eq!(t.dtype.name(), w["type"].as_str().unwrap(), "{name} {}", t.name);
         let dims: Vec<u64> = w["ggml_dims"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
-        assert_eq!(t.dims, dims, "{name} {}", t.name);
+        assert_eq!(t.ggml_dims.as_ref(), Some(&dims), "{name} {}", t.name);
         assert_eq!(t.params, w["n_elements"].as_u64(), "{name} {}", t.name);
         assert_eq!(t.bytes, w["n_bytes"].as_u64(), "{name} {}", t.name);
-        assert_eq!(ds + t.offset, w["abs_offset"].as_u64().unwrap(), "{name} {}", t.name);
+        assert_eq!(ds + t.start, w["abs_offset"].as_u64().unwrap(), "{name} {}", t.name);
+        assert_eq!(t.abs_start, w["abs_offset"].as_u64(), "{name} {}", t.name);
     }
     assert!(g.layout.adds_up, "{name}: {:#?}", g.layout);
     let sum: u64 = g.layout.terms.iter().map(|t| t.bytes).sum();
@@ -101,14 +104,15 @@ fn all_types_summaries() {
     assert_eq!(c.parameter_count, 256 + 256 + 64 + 192 + 192 + 512 + 7);
     let t = &g.tokenizer;
     assert_eq!(t.model.as_deref(), Some("gpt2"));
-    assert_eq!((t.token_count, t.merge_count), (Some(300), Some(90)));
-    assert_eq!(t.token_type_counts, vec![(1, "NORMAL", 298), (3, "CONTROL", 2)]);
-    assert_eq!(t.bos.as_ref().and_then(|b| b.text.as_deref()), Some("<t1>"));
-    assert_eq!(t.eos.as_ref().and_then(|b| b.text.as_deref()), Some("<t299>"));
-    assert!(t.chat_template.as_deref().unwrap().contains("<script>"));
+    assert_eq!((t.tokens, t.merges), (Some(300), Some(90)));
+    let types: Vec<(i64, &str, u64)> = t.token_types.iter().map(|c| (c.id, c.name, c.count)).collect();
+    assert_eq!(types, vec![(1, "NORMAL", 298), (3, "CONTROL", 2)]);
+    assert_eq!(t.role("bos").and_then(|b| b.text.as_deref()), Some("<t1>"));
+    assert_eq!(t.role("eos").and_then(|b| b.text.as_deref()), Some("<t299>"));
+    assert!(t.chat_template().unwrap().contains("<script>"));
     let a64 = parse_file(&fixtures().join("gguf/align64.gguf"));
     assert_eq!(a64.header.alignment, 64);
-    assert!(a64.tensors.iter().all(|t| t.offset % 64 == 0));
+    assert!(a64.tensors.iter().all(|t| t.start % 64 == 0));
 }
 
 #[test]
@@ -122,21 +126,21 @@ fn driver_reads_in_granules_and_reports() {
     let len = bytes.len() as u64;
     let src = MemorySource::new(bytes);
     let ins = pollster::block_on(source::inspect(&src, "stories260K.gguf"));
-    let r = &ins.report;
-    assert!(r.ok, "{:#?}", r.errors);
     assert!(matches!(ins.parsed, Parsed::Gguf(_)));
+    let r = &FileReport::of(&ins, &Default::default());
+    assert!(r.ok, "{:#?}", r.errors);
     let ds = r.data_start.unwrap();
     assert!(r.bytes_read <= (ds + 65536 + GGUF_READ_GRANULARITY).min(len));
     assert_eq!(r.gguf_version, Some(3));
     assert!(r.details.as_ref().unwrap()["model_card"]["architecture"].is_string());
 }
 
-fn split_parts() -> Vec<(String, GgufFile)> {
+fn split_parts() -> Vec<Inspection> {
     (1..=3)
         .map(|i| {
             let n = format!("split-{i:05}-of-00003.gguf");
             let g = parse_file(&fixtures().join("gguf").join(&n));
-            (n, g)
+            Inspection::new(n, g.file_size, tensorpeek::vocab::Format::Gguf, 0, Parsed::Gguf(Box::new(g)))
         })
         .collect()
 }
@@ -144,26 +148,28 @@ fn split_parts() -> Vec<(String, GgufFile)> {
 #[test]
 fn split_model_merges() {
     let parts = split_parts();
-    let refs: Vec<(&str, &GgufFile)> = parts.iter().rev().map(|(n, g)| (n.as_str(), g)).collect();
+    let refs: Vec<&Inspection> = parts.iter().rev().collect();
     let m = gguf_split::merge(&refs);
-    assert_eq!(m.findings, vec![]);
+    assert_eq!(m.findings().count(), 0);
     assert_eq!(m.split_count, Some(3));
     assert_eq!(m.tensors.len(), 7);
-    assert_eq!(m.tensors[0].0, "split-00001-of-00003.gguf");
-    assert_eq!(m.tensors[6].0, "split-00003-of-00003.gguf");
+    assert_eq!(m.tensors[0].file, "split-00001-of-00003.gguf");
+    assert_eq!(m.tensors[6].file, "split-00003-of-00003.gguf");
     let all = parse_file(&fixtures().join("gguf/all_types.gguf"));
-    let names: Vec<&str> = m.tensors.iter().map(|(_, t)| t.name.as_str()).collect();
+    let names: Vec<&str> = m.tensors.iter().map(|t| t.tensor.name.as_str()).collect();
     let want: Vec<&str> = all.tensors.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, want);
     assert_eq!(m.totals.params, all.card.parameter_count);
-    let j = m.to_json();
+    let j = serde_json::to_value(&m).unwrap();
+    assert_eq!(j["kind"], "gguf-split");
     assert_eq!(j["tensors"][0]["file"], "split-00001-of-00003.gguf");
     assert_eq!(j["errors"].as_array().unwrap().len(), 0);
 
-    // A missing part is named.
-    let two: Vec<(&str, &GgufFile)> = [0, 2].iter().map(|&i| (parts[i].0.as_str(), &parts[i].1)).collect();
+    // A missing part is named, with the file it would be.
+    let two: Vec<&Inspection> = [0, 2].iter().map(|&i| &parts[i]).collect();
     let m = gguf_split::merge(&two);
-    let missing: Vec<_> = m.findings.iter().filter(|f| f.code == Code::SplitMissing).collect();
+    let missing: Vec<_> = m.findings().filter(|f| f.code == Code::SplitMissing).collect();
     assert_eq!(missing.len(), 1);
     assert!(missing[0].message.contains("split-00002-of-00003.gguf"), "{}", missing[0].message);
+    assert_eq!(missing[0].file.as_deref(), Some("split-00002-of-00003.gguf"));
 }

@@ -5,7 +5,10 @@
 
 use std::path::PathBuf;
 use std::time::Instant;
-use tensorpeek::source::{self, file::FileSource, Parsed, GGUF_READ_GRANULARITY};
+use tensorpeek::formats::Parsed;
+use tensorpeek::report::FileReport;
+use tensorpeek::source::inspect::GGUF_READ_GRANULARITY;
+use tensorpeek::source::{self, file::FileSource};
 
 #[test]
 #[ignore]
@@ -24,7 +27,7 @@ fn sparse_llama32_3b() {
     let t = Instant::now();
     let ins = pollster::block_on(source::inspect(&src, "llama32-3b-f16.gguf"));
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    let r = &ins.report;
+    let r = &FileReport::of(&ins, &Default::default());
     println!("inspect: {ms:.1} ms, bytes_read {}, data_start {:?}, size {}", r.bytes_read, r.data_start, r.size);
     assert!(r.ok, "{:#?}", r.errors);
     assert!(r.warnings.is_empty(), "{:#?}", r.warnings);
@@ -36,11 +39,12 @@ fn sparse_llama32_3b() {
     assert_eq!(r.tensors.len(), 255);
     assert_eq!(r.totals.params, 3_212_749_888);
     let Parsed::Gguf(g) = &ins.parsed else { panic!("not parsed as GGUF") };
-    assert_eq!(g.tokenizer.token_count, Some(128_256));
-    assert_eq!(g.tokenizer.merge_count, Some(280_147));
-    assert_eq!(g.tokenizer.token_type_counts, vec![(1, "NORMAL", 128_000), (3, "CONTROL", 256)]);
-    assert_eq!(g.tokenizer.bos.as_ref().and_then(|b| b.text.as_deref()), Some("<|begin_of_text|>"));
-    assert_eq!(g.tokenizer.eos.as_ref().and_then(|b| b.text.as_deref()), Some("<|eot_id|>"));
+    assert_eq!(g.tokenizer.tokens, Some(128_256));
+    assert_eq!(g.tokenizer.merges, Some(280_147));
+    let types: Vec<(i64, &str, u64)> = g.tokenizer.token_types.iter().map(|c| (c.id, c.name, c.count)).collect();
+    assert_eq!(types, vec![(1, "NORMAL", 128_000), (3, "CONTROL", 256)]);
+    assert_eq!(g.tokenizer.role("bos").and_then(|b| b.text.as_deref()), Some("<|begin_of_text|>"));
+    assert_eq!(g.tokenizer.role("eos").and_then(|b| b.text.as_deref()), Some("<|eot_id|>"));
     assert_eq!(g.card.block_count, Some(28));
     assert_eq!(g.card.context_length, Some(131_072));
     assert_eq!((g.card.head_count, g.card.head_count_kv), (Some(24), Some(8)));

@@ -14,7 +14,7 @@ fn check(file: &str, expected: &str) {
     let exp: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixtures().join(expected)).unwrap()).unwrap();
     let src = FileSource::open(&fixtures().join(file)).unwrap();
-    let r = pollster::block_on(source::inspect(&src, file)).report;
+    let r = tensorpeek::report::FileReport::of(&pollster::block_on(source::inspect(&src, file)), &Default::default());
     assert!(r.ok, "{file}: {:?}", r.errors);
     assert!(r.warnings.is_empty(), "{file}: {:?}", r.warnings);
     assert_eq!(r.size, exp["size"].as_u64().unwrap(), "{file} size");
@@ -27,9 +27,9 @@ fn check(file: &str, expected: &str) {
         .iter()
         .map(|t| {
             (
-                t.name.as_str(),
-                serde_json::json!({"dtype": t.dtype, "shape": t.shape, "params": t.params,
-                    "start": t.start, "end": t.end, "abs_start": t.abs_start, "bytes": t.bytes}),
+                t.entry.name.as_str(),
+                serde_json::json!({"dtype": t.entry.dtype, "shape": t.entry.shape, "params": t.entry.params,
+                    "start": t.entry.start, "end": t.entry.end, "abs_start": t.entry.abs_start, "bytes": t.entry.bytes}),
             )
         })
         .collect();
@@ -68,7 +68,7 @@ fn values_fixtures_parse_sound() {
     // Written by safetensors.numpy and by hand with ml_dtypes bytes (make_values.py).
     for f in ["values_np.safetensors", "values_ml.safetensors"] {
         let src = FileSource::open(&fixtures().join(f)).unwrap();
-        let r = pollster::block_on(source::inspect(&src, f)).report;
+        let r = tensorpeek::report::FileReport::of(&pollster::block_on(source::inspect(&src, f)), &Default::default());
         assert!(r.ok && r.warnings.is_empty(), "{f}: {:?} {:?}", r.errors, r.warnings);
         assert!(r.totals.tensors > 5);
         assert_eq!(r.bytes_read, r.data_start.unwrap());
@@ -79,7 +79,7 @@ fn values_fixtures_parse_sound() {
 fn truncated_file_reports_the_missing_bytes() {
     let f = "truncated.safetensors";
     let src = FileSource::open(&fixtures().join(f)).unwrap();
-    let r = pollster::block_on(source::inspect(&src, f)).report;
+    let r = tensorpeek::report::FileReport::of(&pollster::block_on(source::inspect(&src, f)), &Default::default());
     assert!(!r.ok);
     assert!(r.errors.iter().any(|e| e.code.as_str() == "TensorPastEnd"), "{:?}", r.errors);
     // whatever could be read is still shown

@@ -4,7 +4,8 @@
 use std::cell::Cell;
 use tensorpeek::dtype::decode::{Codec, ValueDecoder};
 use tensorpeek::error::{Code, SourceError};
-use tensorpeek::report::{Format, TensorEntry};
+use tensorpeek::dtype::TensorDtype;
+use tensorpeek::vocab::{Format, TensorEntry};
 use tensorpeek::source::{scan_tensor, ByteSource, MemorySource};
 use tensorpeek::stats::Stats;
 use tensorpeek::values::ScanError;
@@ -41,7 +42,7 @@ fn entry(e: &serde_json::Value) -> TensorEntry {
     let bytes = e["bytes"].as_u64().unwrap();
     TensorEntry {
         name: e["name"].as_str().unwrap().to_string(),
-        dtype: e["dtype"].as_str().unwrap().to_string(),
+        dtype: typed(e["dtype"].as_str().unwrap(), format_of(e) == Format::Gguf),
         params: Some(shape.iter().product()),
         shape,
         ggml_dims: None,
@@ -49,7 +50,15 @@ fn entry(e: &serde_json::Value) -> TensorEntry {
         end: bytes,
         abs_start: Some(abs),
         bytes: Some(bytes),
-        stats: None,
+        header_offset: None,
+    }
+}
+
+/// A dtype name of a GGUF (ggml names first) or safetensors file.
+fn typed(name: &str, gguf: bool) -> TensorDtype {
+    match tensorpeek::dtype::ggml::GgmlType::from_name(name) {
+        Some(t) if gguf => TensorDtype::Ggml(t.id),
+        _ => TensorDtype::from_name(name),
     }
 }
 
@@ -65,9 +74,9 @@ fn load(e: &serde_json::Value) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{}", e["file"].as_str().unwrap())).unwrap()
 }
 
-fn scan(file: &[u8], format: Format, t: &TensorEntry, chunk: u64) -> Result<Stats, ScanError> {
+fn scan(file: &[u8], t: &TensorEntry, chunk: u64) -> Result<Stats, ScanError> {
     let src = MemorySource::new(file.to_vec());
-    pollster::block_on(scan_tensor(&src, format, t, chunk, |_, _| true))
+    pollster::block_on(scan_tensor(&src, t, chunk, true, |_, _| true))
 }
 
 fn close(got: f64, want: f64, rel: f64) -> bool {
@@ -109,8 +118,7 @@ fn every_fixture_tensor_matches_the_reference() {
     for e in fixtures(&exp) {
         let file = load(e);
         let t = entry(e);
-        let fmt = format_of(e);
-        let r = scan(&file, fmt, &t, 0);
+        let r = scan(&file, &t, 0);
         if !decodable(e) {
             match r {
                 Err(ScanError::Finding(f)) => assert_eq!(f.code, Code::ValuesNotDecoded, "{}", t.name),
@@ -131,7 +139,7 @@ fn decoded_values_equal_the_reference_bit_for_bit() {
     for e in fixtures(&exp).filter(|e| decodable(e)) {
         let file = load(e);
         let t = entry(e);
-        let codec = Codec::for_tensor(format_of(e), &t.dtype).unwrap();
+        let codec = Codec::for_dtype(&t.dtype).unwrap();
         let start = t.abs_start.unwrap() as usize;
         let raw = &file[start..start + t.bytes.unwrap() as usize];
         let mut got = Vec::new();
@@ -139,7 +147,7 @@ fn decoded_values_equal_the_reference_bit_for_bit() {
         d.feed(raw, |v| got.extend_from_slice(v));
         d.finish(|v| got.extend_from_slice(v));
         assert_eq!(got.len() as u64, e["count"].as_u64().unwrap(), "{}", t.name);
-        if t.dtype != "C64" {
+        if t.dtype.name() != "C64" {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
             for v in &got {
@@ -153,7 +161,7 @@ fn decoded_values_equal_the_reference_bit_for_bit() {
             let want = f64_hex(want).unwrap();
             let g = got[i];
             // C64 magnitudes: numpy's complex abs and libm's hypot differ by up to 1 ulp.
-            let tol = if t.dtype == "C64" { 2.3e-16 } else { 0.0 };
+            let tol = if t.dtype.name() == "C64" { 2.3e-16 } else { 0.0 };
             assert!(
                 g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()) || close(g, want, tol),
                 "{} value {i}: {g} vs {want}",
@@ -169,10 +177,9 @@ fn chunk_size_does_not_change_the_result() {
     for e in fixtures(&exp).filter(|e| decodable(e)) {
         let file = load(e);
         let t = entry(e);
-        let fmt = format_of(e);
-        let base = scan(&file, fmt, &t, 4096).unwrap();
+        let base = scan(&file, &t, 4096).unwrap();
         for chunk in [1u64, 7] {
-            let s = scan(&file, fmt, &t, chunk).unwrap();
+            let s = scan(&file, &t, chunk).unwrap();
             // Batches differ with the chunk size, so the mean/std may differ in the last
             // bits; everything else is identical.
             assert_eq!((s.count, s.nan, s.zeros, s.subnormals, s.min, s.max), (base.count, base.nan, base.zeros, base.subnormals, base.min, base.max), "{}", t.name);
@@ -209,7 +216,7 @@ impl ByteSource for Flaky {
 fn bf16_entry(len: u64, shape: Vec<u64>, abs_start: u64) -> TensorEntry {
     TensorEntry {
         name: "w".into(),
-        dtype: "BF16".into(),
+        dtype: TensorDtype::from_name("BF16"),
         params: shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
         shape,
         ggml_dims: None,
@@ -217,7 +224,7 @@ fn bf16_entry(len: u64, shape: Vec<u64>, abs_start: u64) -> TensorEntry {
         end: len,
         abs_start: Some(abs_start),
         bytes: Some(len),
-        stats: None,
+        header_offset: None,
     }
 }
 
@@ -229,7 +236,7 @@ fn read_error_mid_stream_is_reported() {
         reads: Cell::new(0),
     };
     let t = bf16_entry(90_000, vec![45_000], 10_000);
-    let r = pollster::block_on(scan_tensor(&src, Format::Safetensors, &t, 10_000, |_, _| true));
+    let r = pollster::block_on(scan_tensor(&src, &t, 10_000, true, |_, _| true));
     match r {
         Err(ScanError::Read(f)) => {
             assert_eq!(f.code, Code::ReadFailed);
@@ -250,7 +257,7 @@ fn cancel_stops_at_once() {
     };
     let t = bf16_entry(100_000, vec![50_000], 0);
     let mut calls = Vec::new();
-    let r = pollster::block_on(scan_tensor(&src, Format::Safetensors, &t, 10_000, |done, total| {
+    let r = pollster::block_on(scan_tensor(&src, &t, 10_000, true, |done, total| {
         calls.push((done, total));
         done < 20_000
     }));
@@ -278,11 +285,11 @@ fn only_the_tensor_range_is_read() {
     }
     let src = Spy { inner: MemorySource::new(vec![0; 50_000]), lo: Cell::new(u64::MAX), hi: Cell::new(0) };
     let t = bf16_entry(20_002, vec![10_001], 1_001);
-    let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &t, 4096, |_, _| true)).unwrap();
+    let s = pollster::block_on(scan_tensor(&src, &t, 4096, true, |_, _| true)).unwrap();
     assert_eq!(s.count, 10_001);
     assert_eq!(s.sha256.len(), 64);
     let no_hash =
-        pollster::block_on(tensorpeek::source::scan_tensor_opts(&src, Format::Safetensors, &t, 4096, false, |_, _| true)).unwrap();
+        pollster::block_on(tensorpeek::source::scan_tensor(&src, &t, 4096, false, |_, _| true)).unwrap();
     assert_eq!(no_hash.sha256, "");
     assert_eq!((no_hash.count, no_hash.zeros, no_hash.histogram.clone()), (s.count, s.zeros, s.histogram.clone()));
     assert_eq!(s.zeros, 10_001);
@@ -293,22 +300,22 @@ fn only_the_tensor_range_is_read() {
 fn unsound_ranges_are_findings() {
     let src = MemorySource::new(vec![0; 1000]);
     let past = bf16_entry(200, vec![100], 900);
-    let r = pollster::block_on(scan_tensor(&src, Format::Safetensors, &past, 0, |_, _| true));
+    let r = pollster::block_on(scan_tensor(&src, &past, 0, true, |_, _| true));
     assert!(matches!(r, Err(ScanError::Finding(ref f)) if f.code == Code::TensorPastEnd), "{r:?}");
     let wrong = bf16_entry(200, vec![99], 0);
-    let r = pollster::block_on(scan_tensor(&src, Format::Safetensors, &wrong, 0, |_, _| true));
+    let r = pollster::block_on(scan_tensor(&src, &wrong, 0, true, |_, _| true));
     assert!(matches!(r, Err(ScanError::Finding(ref f)) if f.code == Code::SizeMismatch), "{r:?}");
     let mut huge = bf16_entry(200, vec![u64::MAX, 4], 0);
     huge.params = None;
-    let r = pollster::block_on(scan_tensor(&src, Format::Safetensors, &huge, 0, |_, _| true));
+    let r = pollster::block_on(scan_tensor(&src, &huge, 0, true, |_, _| true));
     assert!(matches!(r, Err(ScanError::Finding(ref f)) if f.code == Code::ShapeOverflow), "{r:?}");
     let mut q = bf16_entry(18, vec![31], 0);
-    q.dtype = "Q4_0".into();
-    let r = pollster::block_on(scan_tensor(&src, Format::Gguf, &q, 0, |_, _| true));
+    q.dtype = TensorDtype::from_name("Q4_0");
+    let r = pollster::block_on(scan_tensor(&src, &q, 0, true, |_, _| true));
     assert!(matches!(r, Err(ScanError::Finding(ref f)) if f.code == Code::BlockMisaligned), "{r:?}");
     let mut iq = bf16_entry(18, vec![32], 0);
-    iq.dtype = "IQ2_XXS".into();
-    let r = pollster::block_on(scan_tensor(&src, Format::Gguf, &iq, 0, |_, _| true));
+    iq.dtype = TensorDtype::from_name("IQ2_XXS");
+    let r = pollster::block_on(scan_tensor(&src, &iq, 0, true, |_, _| true));
     match r {
         Err(ScanError::Finding(f)) => {
             assert_eq!(f.code, Code::ValuesNotDecoded);
@@ -380,7 +387,7 @@ mod props {
         #[test]
         fn any_bytes_any_chunking(t in 0..TYPES.len(), units in 1usize..40, seed in any::<u64>(), mut cuts in proptest::collection::vec(0usize..12_000, 0..6)) {
             let (name, gguf) = TYPES[t];
-            let codec = Codec::for_tensor(if gguf { Format::Gguf } else { Format::Safetensors }, name).unwrap();
+            let codec = Codec::for_dtype(&typed(name, gguf)).unwrap();
             let n = units * codec.unit_bytes();
             let mut x = seed | 1;
             let bytes: Vec<u8> = (0..n).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u8 }).collect();
@@ -405,10 +412,10 @@ mod props {
 fn empty_and_scalar_tensors() {
     let src = MemorySource::new(vec![0x80, 0x3f, 0, 0]);
     let empty = bf16_entry(0, vec![0, 4], 0);
-    let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &empty, 0, |_, _| true)).unwrap();
+    let s = pollster::block_on(scan_tensor(&src, &empty, 0, true, |_, _| true)).unwrap();
     assert_eq!((s.count, s.min, s.mean, s.histogram.is_none(), s.preview.is_none()), (0, None, None, true, true));
     let scalar = bf16_entry(2, vec![], 0);
-    let s = pollster::block_on(scan_tensor(&src, Format::Safetensors, &scalar, 0, |_, _| true)).unwrap();
+    let s = pollster::block_on(scan_tensor(&src, &scalar, 0, true, |_, _| true)).unwrap();
     assert_eq!((s.count, s.min, s.max), (1, Some(1.0), Some(1.0)));
     assert_eq!(s.preview.unwrap().values, vec![1.0]);
 }

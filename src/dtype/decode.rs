@@ -30,8 +30,7 @@
 //! computed in f64 ([`Codec::note`] says so for the page and the report).
 
 use super::quant::{self, QuantKind};
-use super::Dtype;
-use crate::report::Format;
+use super::{Dtype, TensorDtype};
 
 /// How many decoded values a [`ValueDecoder`] hands out at a time. 16 Ki f64 = 128 KiB:
 /// stays in L2 while the stats make their passes over it.
@@ -214,13 +213,12 @@ impl Codec {
         })
     }
 
-    /// The codec for a tensor of a file of the given format.
-    pub fn for_tensor(format: Format, dtype: &str) -> Result<Codec, NotDecoded> {
-        match format {
-            Format::Gguf => Codec::for_ggml(dtype),
-            _ => Dtype::from_name(dtype)
-                .map(Codec::for_safetensors)
-                .ok_or_else(|| NotDecoded::Unknown(dtype.to_string())),
+    /// The codec for a tensor's element type.
+    pub fn for_dtype(dtype: &TensorDtype) -> Result<Codec, NotDecoded> {
+        match dtype {
+            TensorDtype::Safetensors(d) => Ok(Codec::for_safetensors(*d)),
+            TensorDtype::Ggml(_) => Codec::for_ggml(&dtype.name()),
+            TensorDtype::Unknown(name) => Err(NotDecoded::Unknown(name.clone())),
         }
     }
 
@@ -512,6 +510,7 @@ mod tests {
         assert!(matches!(Codec::for_ggml("IQ2_XXS"), Err(NotDecoded::Unsupported(_))));
         assert!(matches!(Codec::for_ggml("TQ1_0"), Err(NotDecoded::Unsupported(_))));
         assert!(matches!(Codec::for_ggml("NOPE"), Err(NotDecoded::Unknown(_))));
-        assert!(matches!(Codec::for_tensor(Format::Safetensors, "Q4_0"), Err(NotDecoded::Unknown(_))));
+        assert!(matches!(Codec::for_dtype(&crate::dtype::TensorDtype::Unknown("Q4_0".into())), Err(NotDecoded::Unknown(_))));
+        assert!(matches!(Codec::for_dtype(&crate::dtype::TensorDtype::Ggml(99)), Err(NotDecoded::Unknown(_))));
     }
 }

@@ -6,6 +6,77 @@ pub mod quant;
 
 pub mod ggml;
 
+use ggml::GgmlType;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
+
+/// A tensor's element type, typed: a safetensors dtype (also what PyTorch files are
+/// described in), a ggml type id (GGUF; unknown ids are kept so that they can be named), or
+/// a name no format defines (kept as read, for the finding and the table).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TensorDtype {
+    Safetensors(Dtype),
+    Ggml(u32),
+    Unknown(String),
+}
+
+impl TensorDtype {
+    /// The name the file uses: `BF16`, `Q4_K`, `type 99` for an unknown ggml id.
+    pub fn name(&self) -> Cow<'_, str> {
+        match self {
+            TensorDtype::Safetensors(d) => Cow::Borrowed(d.name()),
+            TensorDtype::Ggml(id) => match GgmlType::from_id(*id) {
+                Some(t) => Cow::Borrowed(t.name),
+                None => Cow::Owned(format!("type {id}")),
+            },
+            TensorDtype::Unknown(s) => Cow::Borrowed(s.as_str()),
+        }
+    }
+
+    /// The ggml type row (GGUF tensors of a known id, also removed ids).
+    pub fn ggml(&self) -> Option<GgmlType> {
+        match self {
+            TensorDtype::Ggml(id) => GgmlType::from_id(*id),
+            _ => None,
+        }
+    }
+
+    /// Reads a name back: safetensors names first, then ggml names and `type N`. The two
+    /// families share F16, BF16, F32, F64 and I8–I64, which decode the same either way.
+    pub fn from_name(name: &str) -> TensorDtype {
+        if let Some(d) = Dtype::from_name(name) {
+            return TensorDtype::Safetensors(d);
+        }
+        if let Some(t) = GgmlType::from_name(name) {
+            return TensorDtype::Ggml(t.id);
+        }
+        match name.strip_prefix("type ").and_then(|n| n.parse::<u32>().ok()) {
+            Some(id) => TensorDtype::Ggml(id),
+            None => TensorDtype::Unknown(name.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for TensorDtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&self.name())
+    }
+}
+
+/// In the report a dtype is its name (docs/report.md).
+impl Serialize for TensorDtype {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TensorDtype {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = Cow::<str>::deserialize(d)?;
+        Ok(TensorDtype::from_name(&name))
+    }
+}
+
 /// A safetensors dtype, as named in the header. Sizes are in bits so that the sub-byte
 /// types (F4, F6_*) are exact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -109,6 +180,20 @@ mod tests {
         }
         assert_eq!(Dtype::all().count(), 22);
         assert_eq!(Dtype::from_name("bf16"), None);
+    }
+
+    #[test]
+    fn tensor_dtype_names() {
+        assert_eq!(TensorDtype::Safetensors(Dtype::Bf16).name(), "BF16");
+        assert_eq!(TensorDtype::Ggml(12).name(), "Q4_K");
+        assert_eq!(TensorDtype::Ggml(99).name(), "type 99");
+        assert_eq!(TensorDtype::from_name("type 99"), TensorDtype::Ggml(99));
+        assert_eq!(TensorDtype::from_name("Q4_K"), TensorDtype::Ggml(12));
+        assert_eq!(TensorDtype::from_name("F8_E4M3"), TensorDtype::Safetensors(Dtype::F8E4m3));
+        assert_eq!(TensorDtype::from_name("F128"), TensorDtype::Unknown("F128".into()));
+        let json = serde_json::to_string(&TensorDtype::Ggml(12)).unwrap();
+        assert_eq!(json, "\"Q4_K\"");
+        assert_eq!(serde_json::from_str::<TensorDtype>(&json).unwrap(), TensorDtype::Ggml(12));
     }
 
     #[test]

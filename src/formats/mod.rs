@@ -1,13 +1,15 @@
 //! File formats. Every parser is a synchronous function over (prefix bytes, total file
 //! length) that either finishes or says how long a prefix it needs ([`Step::Need`]); the
 //! async driver in `source` fetches that many bytes and calls it again.
+//!
+//! A parser fills the vocabulary types (`crate::vocab`) and its own header type; an
+//! [`Inspection`] is one file read that way. The report is built from it one layer up.
 
-pub mod checkpoint;
 pub mod gguf;
-pub mod gguf_split;
 pub mod safetensors;
 
-use crate::report::Format;
+use crate::error::{Finding, Severity};
+use crate::vocab::{Format, TensorEntry, Totals};
 
 /// The outcome of one parse attempt over a prefix of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +42,160 @@ pub fn sniff(prefix: &[u8], file_len: u64) -> Format {
     match prefix.get(8) {
         Some(b'{' | b' ' | b'\t' | b'\n' | b'\r') if fits => Format::Safetensors,
         _ => Format::Unknown,
+    }
+}
+
+/// A file's header as its format's parser read it.
+#[derive(Clone, Debug)]
+pub enum Parsed {
+    Safetensors(safetensors::Header),
+    Gguf(Box<gguf::GgufFile>),
+    /// Nothing could be parsed (unknown format, or the read failed).
+    None,
+}
+
+impl Parsed {
+    /// The tensors, in header order.
+    pub fn tensors(&self) -> &[TensorEntry] {
+        match self {
+            Parsed::Safetensors(h) => &h.tensors,
+            Parsed::Gguf(g) => &g.tensors,
+            Parsed::None => &[],
+        }
+    }
+
+    /// The parser's findings.
+    pub fn findings(&self) -> &[Finding] {
+        match self {
+            Parsed::Safetensors(h) => &h.findings,
+            Parsed::Gguf(g) => &g.findings,
+            Parsed::None => &[],
+        }
+    }
+
+    /// Absolute offset of the data section.
+    pub fn data_start(&self) -> Option<u64> {
+        match self {
+            Parsed::Safetensors(h) => h.data_start,
+            Parsed::Gguf(g) => g.header.data_start,
+            Parsed::None => None,
+        }
+    }
+
+    pub fn gguf(&self) -> Option<&gguf::GgufFile> {
+        match self {
+            Parsed::Gguf(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn safetensors(&self) -> Option<&safetensors::Header> {
+        match self {
+            Parsed::Safetensors(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
+/// One file, inspected: its name and length, the bytes the driver read, what the parser
+/// made of it, and the findings of reading it (a failed read, an unknown format).
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    pub name: String,
+    pub size: u64,
+    pub format: Format,
+    pub bytes_read: u64,
+    pub parsed: Parsed,
+    /// Findings about reading the file, besides the parser's own.
+    pub read_findings: Vec<Finding>,
+    /// The tensors summed once (the table, the summary and the report all use it).
+    pub totals: Totals,
+}
+
+/// "sound", "sound with warnings" or "errors".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Sound,
+    Warnings,
+    Errors,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Sound => "sound",
+            Verdict::Warnings => "sound with warnings",
+            Verdict::Errors => "errors",
+        }
+    }
+
+    /// The verdict of a list of findings.
+    pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Verdict {
+        let mut v = Verdict::Sound;
+        for f in findings {
+            match f.severity {
+                Severity::Error => return Verdict::Errors,
+                Severity::Warning => v = Verdict::Warnings,
+            }
+        }
+        v
+    }
+}
+
+impl Inspection {
+    pub fn new(name: impl Into<String>, size: u64, format: Format, bytes_read: u64, parsed: Parsed) -> Self {
+        let totals = Totals::of(parsed.tensors());
+        Inspection {
+            name: name.into(),
+            size,
+            format,
+            bytes_read,
+            parsed,
+            read_findings: Vec::new(),
+            totals,
+        }
+    }
+
+    /// A file that could not be parsed, with the finding that says why.
+    pub fn failed(name: impl Into<String>, size: u64, format: Format, bytes_read: u64, finding: Finding) -> Self {
+        let mut i = Inspection::new(name, size, format, bytes_read, Parsed::None);
+        i.read_findings.push(finding);
+        i
+    }
+
+    pub fn tensors(&self) -> &[TensorEntry] {
+        self.parsed.tensors()
+    }
+
+    /// Every finding, the parser's first.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.parsed.findings().iter().chain(self.read_findings.iter())
+    }
+
+    pub fn errors(&self) -> impl Iterator<Item = &Finding> {
+        self.findings().filter(|f| f.is_error())
+    }
+
+    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
+        self.findings().filter(|f| !f.is_error())
+    }
+
+    /// False when any error was found (the file cannot be trusted as is).
+    pub fn ok(&self) -> bool {
+        self.errors().next().is_none()
+    }
+
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(self.findings())
+    }
+
+    pub fn data_start(&self) -> Option<u64> {
+        self.parsed.data_start()
+    }
+
+    /// N, the safetensors JSON header's length.
+    pub fn header_len(&self) -> Option<u64> {
+        self.parsed.safetensors().and_then(|h| h.header_len)
     }
 }
 

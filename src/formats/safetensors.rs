@@ -7,9 +7,9 @@
 //! could still be read.
 
 use super::Step;
-use crate::dtype::Dtype;
+use crate::dtype::{Dtype, TensorDtype};
 use crate::error::{Code, Finding};
-use crate::report::{FileReport, Format, TensorEntry};
+use crate::vocab::TensorEntry;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -52,23 +52,6 @@ impl Header {
             tensors: Vec::new(),
             findings: Vec::new(),
         }
-    }
-
-    /// The report entry for this header.
-    pub fn into_report(self, name: &str, size: u64, bytes_read: u64) -> FileReport {
-        let mut r = FileReport::new(name, size, Format::Safetensors);
-        r.bytes_read = bytes_read;
-        r.header_len = self.header_len;
-        r.data_start = self.data_start;
-        let map: serde_json::Map<String, serde_json::Value> = self
-            .metadata
-            .into_iter()
-            .map(|(k, v)| (k, serde_json::Value::String(v)))
-            .collect();
-        r.metadata = serde_json::Value::Object(map);
-        r.tensors = self.tensors;
-        r.finish(self.findings);
-        r
     }
 }
 
@@ -465,10 +448,14 @@ fn parse_tensor(
             }
         }
     }
-    let dtype_label = dtype_name.map_or_else(|| "?".to_string(), |(s, _)| s);
+    let dtype = match (dtype, dtype_name) {
+        (Some(d), _) => TensorDtype::Safetensors(d),
+        (None, Some((s, _))) => TensorDtype::Unknown(s),
+        (None, None) => TensorDtype::Unknown("?".to_string()),
+    };
     Some(TensorEntry {
         name: name.to_string(),
-        dtype: dtype_label,
+        dtype,
         shape,
         ggml_dims: None,
         params,
@@ -476,7 +463,7 @@ fn parse_tensor(
         end,
         abs_start: data_start.checked_add(begin),
         bytes,
-        stats: None,
+        header_offset: Some(entry_at),
     })
 }
 

@@ -1,23 +1,27 @@
-//! Byte sources and the async driver that feeds the synchronous parsers.
+//! Byte sources, and every loop that reads from them.
 //!
 //! A source knows its length and reads a byte range asynchronously. Implementations: a
-//! browser `Blob`/`File` (`blob`, wasm only), a native file (`file`, native only) and memory.
-//! The driver asks the format's parser what prefix it needs and reads exactly that.
+//! browser `Blob`/`File` (`blob`, wasm only), HTTP range requests (`http`, wasm only), a
+//! native file (`file`, native only) and memory. The read loops, each written once and
+//! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
+//! asks for; [`inspect`] reads one file's header; [`set`] opens a set of files (a
+//! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder.
 
 #[cfg(target_arch = "wasm32")]
 pub mod blob;
-#[cfg(target_arch = "wasm32")]
-pub mod http;
-pub mod checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
+#[cfg(target_arch = "wasm32")]
+pub mod http;
+pub mod inspect;
 pub mod scan;
+pub mod set;
 
-pub use scan::{scan_tensor, scan_tensor_opts, SCAN_CHUNK_BYTES};
+pub use inspect::inspect;
+pub use scan::{scan_tensor, SCAN_CHUNK_BYTES};
 
 use crate::error::{Code, Finding, SourceError};
-use crate::formats::{self, gguf, safetensors, Step};
-use crate::report::{FileReport, Format};
+use crate::formats::Step;
 
 /// Something with a length that can be read at any offset. Offsets and lengths are u64
 /// everywhere (files pass 4 GiB, also in wasm32).
@@ -64,13 +68,13 @@ impl ByteSource for MemorySource {
 }
 
 /// A growing prefix of a source, counting what was read.
-pub struct Prefix<'a, S: ByteSource> {
+pub struct Prefix<'a, S: ByteSource + ?Sized> {
     src: &'a S,
     buf: Vec<u8>,
     bytes_read: u64,
 }
 
-impl<'a, S: ByteSource> Prefix<'a, S> {
+impl<'a, S: ByteSource + ?Sized> Prefix<'a, S> {
     pub fn new(src: &'a S) -> Self {
         Prefix {
             src,
@@ -125,7 +129,7 @@ pub fn gguf_read_hint(_have: u64, need: u64) -> u64 {
 pub const MAX_PARSE_ROUNDS: usize = 10_000;
 
 /// Runs a parser to completion over a source: parse, read what it needs, parse again.
-pub async fn drive<S: ByteSource, T>(
+pub async fn drive<S: ByteSource + ?Sized, T>(
     prefix: &mut Prefix<'_, S>,
     parse: impl Fn(&[u8], u64) -> Step<T>,
     read_hint: impl Fn(u64, u64) -> u64,
@@ -159,7 +163,7 @@ pub enum DriveError {
 }
 
 impl DriveError {
-    fn finding(&self) -> Finding {
+    pub fn finding(&self) -> Finding {
         match self {
             DriveError::Read(e) => Finding::error(Code::ReadFailed, format!("reading the file failed: {e}")),
             DriveError::Stuck { need, have } => Finding::error(
@@ -167,94 +171,5 @@ impl DriveError {
                 format!("the parser needed {need} bytes but only {have} could be read"),
             ),
         }
-    }
-}
-
-/// The result of inspecting one file: the report entry, plus the parsed form the page
-/// renders in more detail.
-#[derive(Clone, Debug)]
-pub struct Inspection {
-    pub report: FileReport,
-    pub parsed: Parsed,
-}
-
-#[derive(Clone, Debug)]
-pub enum Parsed {
-    Safetensors(safetensors::Header),
-    Gguf(Box<gguf::GgufFile>),
-    None,
-}
-
-/// Inspects one file: sniffs the format from its first bytes, then reads only the header.
-pub async fn inspect<S: ByteSource>(src: &S, name: &str) -> Inspection {
-    let len = src.len();
-    let mut prefix = Prefix::new(src);
-    // safetensors needs exactly its 8-byte length first; that is also enough to sniff.
-    if let Err(e) = prefix.extend_to(safetensors::LEN_PREFIX).await {
-        return failed(name, len, Format::Unknown, &prefix, DriveError::Read(e));
-    }
-    let mut format = formats::sniff(prefix.bytes(), len);
-    if format == Format::Unknown && prefix.bytes().get(..4) != Some(b"GGUF".as_slice()) {
-        // Too short or broken to sniff: trust the name so the person sees why.
-        format = formats::format_from_name(name);
-    }
-    match format {
-        Format::Safetensors => {
-            match drive(&mut prefix, safetensors::parse, |_, need| need).await {
-                Ok(h) => {
-                    let report = h.clone().into_report(name, len, prefix.bytes_read());
-                    Inspection {
-                        report,
-                        parsed: Parsed::Safetensors(h),
-                    }
-                }
-                Err(e) => failed(name, len, format, &prefix, e),
-            }
-        }
-        Format::Gguf => {
-            // One resume point across rounds: each round continues after the last whole
-            // metadata entry instead of starting over.
-            let resume = std::cell::RefCell::new(gguf::Resume::default());
-            let parse = |p: &[u8], l: u64| gguf::parse_resumable(p, l, &mut resume.borrow_mut());
-            match drive(&mut prefix, parse, gguf_read_hint).await {
-            Ok(g) => {
-                let report = g.clone().into_report(name, len, prefix.bytes_read());
-                Inspection {
-                    report,
-                    parsed: Parsed::Gguf(Box::new(g)),
-                }
-            }
-            Err(e) => failed(name, len, format, &prefix, e),
-            }
-        }
-        _ => {
-            let mut r = FileReport::new(name, len, Format::Unknown);
-            r.bytes_read = prefix.bytes_read();
-            r.finish(vec![Finding::error(
-                Code::UnknownFormat,
-                "not a safetensors or GGUF file: the first bytes match neither format",
-            )
-            .at(0)]);
-            Inspection {
-                report: r,
-                parsed: Parsed::None,
-            }
-        }
-    }
-}
-
-fn failed<S: ByteSource>(
-    name: &str,
-    len: u64,
-    format: Format,
-    prefix: &Prefix<'_, S>,
-    e: DriveError,
-) -> Inspection {
-    let mut r = FileReport::new(name, len, format);
-    r.bytes_read = prefix.bytes_read();
-    r.finish(vec![e.finding()]);
-    Inspection {
-        report: r,
-        parsed: Parsed::None,
     }
 }

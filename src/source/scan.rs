@@ -1,19 +1,26 @@
-//! Reading one tensor's values from a byte source: exactly its byte range, in chunks,
-//! with progress and cancel.
+//! Reading one tensor's values: exactly its byte range, as a stream of chunks, through the
+//! decoder and the statistics, with progress and cancel.
+//!
+//! [`scan_chunks`] is the one read loop. It runs over any [`ChunkStream`]: natively
+//! [`SourceChunks`] (`read_at` on a byte source, chunk after chunk), in the page's Web
+//! Worker a BYOB stream reader over `Blob.slice().stream()` (`web::worker`), and in the
+//! tests streams cut at random places or failing on purpose — so the tests drive the very
+//! loop the worker runs.
 
 use super::ByteSource;
-use crate::error::{Code, Finding};
-use crate::report::{Format, TensorEntry};
+use crate::dtype::decode::Codec;
+use crate::error::{Code, Finding, SourceError};
 use crate::stats::Stats;
-use crate::values::{plan, ScanError, TensorScanner};
+use crate::values::{plan, ScanError, TensorRange, TensorScanner};
+use crate::vocab::TensorEntry;
 
-/// Bytes per read while scanning a tensor: 8 MiB, the low end of the 8–16 MiB the issue
-/// asks for (large enough that per-read overhead is negligible, small enough that memory
-/// stays far below the 64 MB budget and progress updates several times a second).
+/// Bytes per read while scanning a tensor: 8 MiB, large enough that per-read overhead is
+/// negligible, small enough that memory stays far below the 64 MB budget and progress
+/// updates several times a second.
 pub const SCAN_CHUNK_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Upper bound on a caller-chosen chunk length (64 MiB): the issue's memory budget for a
-/// scan is 64 MB above idle.
+/// Upper bound on a caller-chosen chunk length (64 MiB): the memory budget for a scan is
+/// 64 MB above idle.
 pub const MAX_SCAN_CHUNK_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The bytes per read of a scan asked for `requested` (0 means [`SCAN_CHUNK_BYTES`]; at
@@ -26,12 +33,53 @@ pub fn chunk_len(requested: u64) -> u64 {
     }
 }
 
+/// A byte range delivered in order, chunk by chunk. A chunk may have any non-zero length;
+/// the stream ends with `Ok(None)`.
+#[allow(async_fn_in_trait)] // single-threaded use (wasm and a blocking CLI): no Send bound wanted
+pub trait ChunkStream {
+    async fn next_chunk(&mut self) -> Result<Option<&[u8]>, SourceError>;
+}
+
+/// `[start, start + len)` of a byte source, read `chunk_len` bytes at a time into one
+/// reused buffer.
+pub struct SourceChunks<'a, S: ByteSource + ?Sized> {
+    src: &'a S,
+    next: u64,
+    end: u64,
+    chunk_len: u64,
+    buf: Vec<u8>,
+}
+
+impl<'a, S: ByteSource + ?Sized> SourceChunks<'a, S> {
+    pub fn new(src: &'a S, start: u64, len: u64, chunk_len: u64) -> Self {
+        SourceChunks {
+            src,
+            next: start,
+            end: start.saturating_add(len),
+            chunk_len: self::chunk_len(chunk_len),
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl<S: ByteSource + ?Sized> ChunkStream for SourceChunks<'_, S> {
+    async fn next_chunk(&mut self) -> Result<Option<&[u8]>, SourceError> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        let len = self.chunk_len.min(self.end - self.next);
+        self.buf = self.src.read_at(self.next, len).await?;
+        self.next = self.next.saturating_add(len);
+        Ok(Some(&self.buf))
+    }
+}
+
 /// A read of the tensor's bytes at `at` that failed (`Code::ReadFailed`).
 pub fn read_failed(entry: &TensorEntry, at: u64, message: String) -> ScanError {
     ScanError::Read(Finding::error(Code::ReadFailed, message).at(at).tensor(entry.name.clone()))
 }
 
-/// A read of `asked` bytes at `at` that returned `got` (`Code::FileChanged`).
+/// A read at `at` that brought `got` bytes where `asked` were due (`Code::FileChanged`).
 pub fn short_read(entry: &TensorEntry, at: u64, asked: u64, got: u64) -> ScanError {
     ScanError::Read(
         Finding::error(Code::FileChanged, format!("asked for {asked} bytes at {at}, got {got} (did the file change?)"))
@@ -40,61 +88,64 @@ pub fn short_read(entry: &TensorEntry, at: u64, asked: u64, got: u64) -> ScanErr
     )
 }
 
-/// Reads the tensor's bytes `[abs_start, abs_start + bytes)` — never anything outside —
-/// in chunks of `chunk_len` bytes (0 means [`SCAN_CHUNK_BYTES`]; at most
-/// [`MAX_SCAN_CHUNK_BYTES`]) and returns its stats.
+/// The read loop: takes the chunks of `range` from `chunks`, decodes them and returns the
+/// stats (with the SHA-256 of the raw bytes when `sha256`).
 ///
-/// `on_progress(done, total)` is called once before the first read (done = 0) and after
-/// every chunk; returning `false` cancels at once (no further read is issued) with
-/// [`ScanError::Cancelled`]. A tensor whose type is not decoded, whose size disagrees
-/// with its shape, or whose range runs past the end of the file is a
-/// [`ScanError::Finding`] (nothing is read); a failed or short read is a
-/// [`ScanError::Read`] naming the offset.
-pub async fn scan_tensor<S: ByteSource>(
-    src: &S,
-    format: Format,
+/// `on_progress(done, total)` is called once before the first chunk (done = 0) and after
+/// every chunk; returning `false` cancels at once (no further chunk is asked for) with
+/// [`ScanError::Cancelled`]. A stream that fails, ends early, runs long or hands out an
+/// empty chunk is a [`ScanError::Read`] naming the offset.
+pub async fn scan_chunks<C: ChunkStream + ?Sized>(
+    chunks: &mut C,
+    codec: Codec,
+    range: TensorRange,
     entry: &TensorEntry,
-    chunk_len: u64,
-    on_progress: impl FnMut(u64, u64) -> bool,
-) -> Result<Stats, ScanError> {
-    scan_tensor_opts(src, format, entry, chunk_len, true, on_progress).await
-}
-
-/// [`scan_tensor`] with the SHA-256 optional: without it `Stats::sha256` is empty. In wasm
-/// there is no SHA instruction and a software SHA-256 runs at ~0.2 GB/s, well below the
-/// decoding and statistics; the page may scan without it and hash separately.
-pub async fn scan_tensor_opts<S: ByteSource>(
-    src: &S,
-    format: Format,
-    entry: &TensorEntry,
-    chunk_len: u64,
     sha256: bool,
     mut on_progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Stats, ScanError> {
-    let (codec, range) = plan(format, entry, src.len())?;
-    let chunk_len = self::chunk_len(chunk_len);
-    let mut scanner = TensorScanner::new(codec, &entry.shape, range.len, sha256);
     let total = range.len;
+    let mut scanner = TensorScanner::new(codec, &entry.shape, total, sha256);
     if !on_progress(0, total) {
         return Err(ScanError::Cancelled { done: 0 });
     }
     let mut done = 0u64;
-    while done < total {
-        let len = chunk_len.min(total - done);
-        // `done < total` and start + total <= file length (checked by `plan`): no overflow.
+    loop {
         let at = range.start.saturating_add(done);
-        let bytes = src
-            .read_at(at, len)
+        let chunk = chunks
+            .next_chunk()
             .await
-            .map_err(|e| read_failed(entry, at, format!("reading {len} bytes at {at} failed: {e}")))?;
-        if bytes.len() as u64 != len {
-            return Err(short_read(entry, at, len, bytes.len() as u64));
+            .map_err(|e| read_failed(entry, at, format!("reading at {at} failed: {e}")))?;
+        let Some(bytes) = chunk else { break };
+        let n = bytes.len() as u64;
+        if n == 0 || done.saturating_add(n) > total {
+            return Err(short_read(entry, at, total - done, n));
         }
-        scanner.feed(&bytes);
-        done += len;
+        scanner.feed(bytes);
+        done += n;
         if !on_progress(done, total) {
             return Err(ScanError::Cancelled { done });
         }
     }
+    if done != total {
+        return Err(short_read(entry, range.start.saturating_add(done), total - done, 0));
+    }
     scanner.finish()
+}
+
+/// Reads the tensor's bytes `[abs_start, abs_start + bytes)` of `src` — never anything
+/// outside — in chunks of `chunk_len` bytes (0 means [`SCAN_CHUNK_BYTES`]) and returns its
+/// stats. A tensor whose type is not decoded, whose size disagrees with its shape, or whose
+/// range runs past the end of the file is a [`ScanError::Finding`] (nothing is read). Without
+/// `sha256`, `Stats::sha256` is empty (in wasm a software SHA-256 runs at ~0.2 GB/s, far
+/// below the decoding).
+pub async fn scan_tensor<S: ByteSource + ?Sized>(
+    src: &S,
+    entry: &TensorEntry,
+    chunk_len: u64,
+    sha256: bool,
+    on_progress: impl FnMut(u64, u64) -> bool,
+) -> Result<Stats, ScanError> {
+    let (codec, range) = plan(entry, src.len())?;
+    let mut chunks = SourceChunks::new(src, range.start, range.len, chunk_len);
+    scan_chunks(&mut chunks, codec, range, entry, sha256, on_progress).await
 }

@@ -2,7 +2,13 @@
 //! buffer per finding.
 
 use super::*;
+use crate::dtype::ggml::GgmlType;
+use crate::error::{Code, Finding};
+use crate::formats::Step;
+use crate::vocab::{SpecialToken, TokenTypeCount};
 use proptest::prelude::*;
+use serde_json::json;
+use std::collections::HashSet;
 
 /// A small GGUF writer for tests (our own; the fixtures from gguf-py check it against a
 /// third-party writer).
@@ -192,7 +198,7 @@ fn check_sample(g: &GgufFile, b: &Builder) {
     let names: Vec<&str> = g.tensors.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["token_embd.weight", "blk.0.attn_norm.weight", "output.weight"]);
     assert_eq!(g.tensors[0].bytes, Some(10 * 2 * 34));
-    assert_eq!(g.tensors[0].shape(), vec![10, 64]);
+    assert_eq!(g.tensors[0].shape, vec![10, 64]);
     assert_eq!(g.tensors[1].block(), Some(0));
     assert_eq!(g.tensors[2].bytes, Some(2 * 144));
     assert!(g.layout.adds_up, "{:#?}", g.layout);
@@ -225,17 +231,15 @@ fn report_fields() {
     assert_eq!(g.card.context_length, Some(4096));
     assert_eq!(g.card.head_count, Some(12), "per-layer head counts: the largest");
     assert_eq!(g.card.parameter_count, 640 + 64 + 512);
-    let r = g.into_report("x.gguf", bytes.len() as u64, 100);
-    assert!(r.ok);
-    assert_eq!(r.gguf_version, Some(3));
-    assert_eq!(r.tensors[2].dtype, "Q4_K");
-    assert_eq!(r.tensors[2].shape, vec![2, 256]);
-    assert_eq!(r.tensors[2].ggml_dims, Some(vec![256, 2]));
-    assert_eq!(r.metadata["t.u64"], json!(u64::MAX));
-    assert_eq!(r.metadata["t.array"], json!([1, -2]));
-    let d = r.details.unwrap();
-    assert_eq!(d["layout"]["adds_up"], json!(true));
-    assert_eq!(d["kv"][10]["type"], json!("ARRAY"));
+    assert!(g.findings.is_empty());
+    assert_eq!(g.tensors[2].dtype.name(), "Q4_K");
+    assert_eq!(g.tensors[2].shape, vec![2, 256]);
+    assert_eq!(g.tensors[2].ggml_dims, Some(vec![256, 2]));
+    assert_eq!(g.tensors[2].abs_start, g.header.data_start.map(|d| d + g.tensors[2].start));
+    assert_eq!(serde_json::to_value(g.kv("t.u64").unwrap()).unwrap(), json!(u64::MAX));
+    assert_eq!(serde_json::to_value(g.kv("t.array").unwrap()).unwrap(), json!([1, -2]));
+    assert_eq!(serde_json::to_value(g.kv("t.bool").unwrap()).unwrap(), json!(true));
+    assert!(g.layout.adds_up);
 }
 
 #[test]
@@ -255,18 +259,19 @@ fn long_arrays_keep_a_head_and_summaries() {
     let Value::Array(a) = g.kv("tokenizer.ggml.tokens").unwrap() else { panic!() };
     assert_eq!((a.len, a.head.len()), (1000, ARRAY_HEAD_LEN));
     let t = &g.tokenizer;
-    assert_eq!(t.token_count, Some(1000));
-    assert_eq!(t.token_type_counts, vec![(1, "NORMAL", 997), (3, "CONTROL", 3)]);
-    assert_eq!(t.bos, Some(SpecialToken { id: 1, text: Some("tok1".into()) }));
-    assert_eq!(t.eos, Some(SpecialToken { id: 999, text: Some("tok999".into()) }));
-    assert_eq!(t.pad, None);
-    assert_eq!(t.chat_template.as_deref(), Some("<b>{{ x }}</b>"));
+    assert_eq!(t.tokens, Some(1000));
+    let types = |id, name, count| TokenTypeCount { id, name, count };
+    assert_eq!(t.token_types, vec![types(1, "NORMAL", 997), types(3, "CONTROL", 3)]);
+    let special = |role: &str, id, text: &str| SpecialToken { role: Some(role.into()), id: Some(id), text: Some(text.into()) };
+    assert_eq!(t.special_tokens, vec![special("bos", 1, "tok1"), special("eos", 999, "tok999")]);
+    assert_eq!(t.role("pad"), None);
+    assert_eq!(t.chat_template(), Some("<b>{{ x }}</b>"));
     assert_eq!(g.card.vocab_size, Some(1000));
-    let j = g.metadata_json();
-    assert_eq!(j["tokenizer.ggml.tokens"]["len"], json!(1000));
-    assert_eq!(j["tokenizer.ggml.tokens"]["head"][2], json!("tok2"));
+    let j = serde_json::to_value(g.kv("tokenizer.ggml.tokens").unwrap()).unwrap();
+    assert_eq!(j["len"], json!(1000));
+    assert_eq!(j["head"][2], json!("tok2"));
     let tok_bytes: u64 = g.kvs.iter().filter(|k| k.group == KvGroup::Tokenizer).map(|k| k.bytes).sum();
-    assert_eq!(t.metadata_bytes, tok_bytes);
+    assert_eq!(t.metadata_bytes, Some(tok_bytes));
     assert!(g.layout.terms.iter().any(|t| t.label == "tokenizer metadata" && t.bytes == tok_bytes));
 }
 
@@ -604,9 +609,9 @@ proptest! {
         prop_assert_eq!(g.tensors.len(), b.tensors.len());
         for (t, (name, dims, ty, off)) in g.tensors.iter().zip(&b.tensors) {
             prop_assert_eq!(t.name.as_bytes(), name.as_slice());
-            prop_assert_eq!(&t.dims, dims);
-            prop_assert_eq!(t.type_id, *ty);
-            prop_assert_eq!(t.offset, *off);
+            prop_assert_eq!(t.ggml_dims.as_ref(), Some(dims));
+            prop_assert_eq!(&t.dtype, &crate::dtype::TensorDtype::Ggml(*ty));
+            prop_assert_eq!(t.start, *off);
         }
         prop_assert!(g.layout.adds_up);
     }

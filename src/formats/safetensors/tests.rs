@@ -39,15 +39,13 @@ fn sound_file() {
     assert_eq!(h.metadata, vec![("format".to_string(), "pt".to_string())]);
     assert_eq!(h.tensors.len(), 2);
     let b = &h.tensors[0];
-    assert_eq!((b.name.as_str(), b.dtype.as_str()), ("b", "F32"));
+    assert_eq!((b.name.as_str(), b.dtype.name().as_ref()), ("b", "F32"));
     assert_eq!((b.start, b.end, b.bytes, b.params), (8, 16, Some(8), Some(2)));
     assert_eq!(b.abs_start, Some(8 + hdr.len() as u64 + 8));
-    let r = h.into_report("x.safetensors", bytes.len() as u64, bytes.len() as u64);
-    assert!(r.ok);
-    assert_eq!(r.totals.tensors, 2);
-    assert_eq!(r.totals.params, 6);
-    assert_eq!(r.totals.bytes, 16);
-    assert_eq!(r.totals.by_dtype["BF16"].bytes, 8);
+    assert_eq!(b.header_offset, Some(8 + hdr.find(r#"{"dtype":"F32""#).unwrap() as u64));
+    let totals = crate::vocab::Totals::of(&h.tensors);
+    assert_eq!((totals.tensors, totals.params, totals.bytes), (2, 6, 16));
+    assert_eq!(totals.by_dtype["BF16"].bytes, 8);
 }
 
 #[test]
@@ -231,7 +229,7 @@ fn unknown_dtype() {
     let h = done(&file(r#"{"a":{"dtype":"F12","shape":[1],"data_offsets":[0,1]}}"#, 1));
     let f = only(&h, Code::UnknownDtype);
     assert_eq!(f.tensor.as_deref(), Some("a"));
-    assert_eq!(h.tensors[0].dtype, "F12");
+    assert_eq!(h.tensors[0].dtype, crate::dtype::TensorDtype::Unknown("F12".into()));
 }
 
 #[test]

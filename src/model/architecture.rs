@@ -2,7 +2,7 @@
 //!
 //! [`Architecture::from_config`] reads the fields Hugging Face `transformers` uses for the
 //! llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text and phi3 families (other
-//! families are shown raw). [`audit`] derives the tensor inventory those classes create
+//! families are shown raw). [`check_inventory`] derives the tensor inventory those classes create
 //! (names and shapes, as `transformers` names them in `state_dict()`) and compares it with
 //! the tensors actually present: missing, unexpected and misshapen tensors become findings
 //! naming the tensor and the expected shape.
@@ -352,7 +352,7 @@ impl Architecture {
     }
 }
 
-/// Most findings of one code the audit lists one by one; the rest are counted in a last
+/// Most findings of one code the inventory check lists one by one; the rest are counted in a last
 /// finding. A config that does not belong to the tensors (or claims thousands of layers)
 /// would otherwise bury the page under one finding per tensor.
 pub const MAX_FINDINGS_PER_CODE: usize = 200;
@@ -389,7 +389,7 @@ pub struct Expected {
     pub why: String,
 }
 
-/// A tensor as the audit sees it: name, shape, element count and the file it is in.
+/// A tensor as the inventory check sees it: name, shape, element count and the file it is in.
 #[derive(Clone, Copy, Debug)]
 pub struct Present<'a> {
     pub name: &'a str,
@@ -400,7 +400,7 @@ pub struct Present<'a> {
 
 /// The outcome of checking the tensors against the config.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Audit {
+pub struct InventoryCheck {
     /// Whether the inventory could be derived (known family, all dimensions present).
     pub checked: bool,
     /// The name prefix the decoder's tensors use ("model." for *ForCausalLM).
@@ -427,13 +427,13 @@ pub struct Audit {
 /// Checks `present` against the inventory `arch` implies (every finding; callers cap them
 /// with [`cap_findings`]). `absent_ok` holds names that
 /// are known to be in shards that were not provided: their absence is not reported again.
-pub fn audit(arch: &Architecture, present: &[Present<'_>], absent_ok: &BTreeSet<String>) -> (Audit, Vec<Finding>) {
-    let mut a = Audit {
+pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: &BTreeSet<String>) -> (InventoryCheck, Vec<Finding>) {
+    let mut a = InventoryCheck {
         present_tensors: present.len() as u64,
         total_params: present
             .iter()
             .fold(0u64, |s, t| s.saturating_add(t.params.unwrap_or(0))),
-        ..Audit::default()
+        ..InventoryCheck::default()
     };
     let mut findings = Vec::new();
     let by_name: HashMap<&str, &Present<'_>> = present.iter().map(|t| (t.name, t)).collect();
@@ -603,8 +603,8 @@ mod tests {
             .iter()
             .map(|n| Present { name: n, shape: &shape, params: Some(1), file: "x.safetensors" })
             .collect();
-        let (audit, f) = audit(&a, &present, &BTreeSet::new());
-        assert_eq!((audit.missing, audit.unexpected), (254, 300));
+        let (check, f) = check_inventory(&a, &present, &BTreeSet::new());
+        assert_eq!((check.missing, check.unexpected), (254, 300));
         assert_eq!(f.len(), 554);
         let f = cap_findings(f);
         let missing = f.iter().filter(|x| x.code == Code::MissingTensor).count();

@@ -1,12 +1,12 @@
-//! `tensorpeek stats FILE --tensor NAME [--json]` and the hidden `bench-values`.
+//! `tensorpeek stats FILE --tensor NAME [--json]`: one tensor's values.
 
-use crate::cli::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use crate::error::Severity;
+use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
+use crate::error::{Code, Severity};
 use crate::fmt::{human_bytes, shape, thousands};
-use crate::report::{Format, Report};
+use crate::report::{FileReport, Report};
 use crate::source::{self, file::FileSource, scan_tensor, SCAN_CHUNK_BYTES};
 use crate::stats::Stats;
-use crate::values::ScanError;
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,21 +28,21 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
     let name = path
         .file_name()
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let mut report = pollster::block_on(source::inspect(&src, &name)).report;
-    let Some(idx) = report.tensors.iter().position(|t| t.name == tensor) else {
+    let mut inspection = pollster::block_on(source::inspect(&src, &name));
+    let Some(idx) = inspection.tensors().iter().position(|t| t.name == tensor) else {
         eprintln!(
             "tensorpeek: {name} has no tensor named {tensor:?} ({} tensors; `tensorpeek inspect` lists them)",
-            report.tensors.len()
+            inspection.tensors().len()
         );
         return ExitCode::from(EXIT_USAGE);
     };
-    let Some(entry) = report.tensors.get(idx).cloned() else {
+    let Some(entry) = inspection.tensors().get(idx).cloned() else {
         return ExitCode::from(EXIT_USAGE);
     };
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = Instant::now();
-    let result = pollster::block_on(scan_tensor(&src, report.format, &entry, SCAN_CHUNK_BYTES, |done, total| {
+    let result = pollster::block_on(scan_tensor(&src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
         if show_progress && (last.elapsed().as_millis() >= 200 || done == total) {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -60,38 +60,34 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
         eprintln!();
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let mut findings = Vec::new();
+    let mut stats = BTreeMap::new();
+    let mut scan_failed = false;
     match result {
         Ok(s) => {
-            if let Some(t) = report.tensors.get_mut(idx) {
-                t.stats = Some(s);
-            }
+            stats.insert(idx, s);
         }
         Err(e) => {
             if let Some(f) = e.finding() {
-                findings.push(f.clone());
+                scan_failed = f.severity == Severity::Error || f.code == Code::ValuesNotDecoded;
+                // The scan's finding joins the file's own findings.
+                inspection.read_findings.push(f.clone());
             }
         }
     }
-    // Scan findings join the file's own findings.
-    let mut all: Vec<_> = report.errors.drain(..).chain(report.warnings.drain(..)).collect();
-    all.extend(findings.iter().cloned());
-    report.finish(all);
-    let scan_failed = findings.iter().any(|f| f.severity == Severity::Error || f.code == crate::error::Code::ValuesNotDecoded);
-    let full = Report::new(vec![report]);
+    let full = Report::new(vec![FileReport::of(&inspection, &stats)]);
     if json {
         println!("{}", full.to_json_pretty());
-    } else if let Some(f) = full.files.first() {
+    } else {
         println!(
             "{} — tensor {} ({}, shape {}, {} bytes at offset {})",
-            f.name,
+            inspection.name,
             entry.name,
             entry.dtype,
             shape(&entry.shape),
             entry.bytes.map_or_else(|| "?".into(), thousands),
             entry.abs_start.map_or_else(|| "?".into(), thousands)
         );
-        if let Some(s) = f.tensors.get(idx).and_then(|t| t.stats.as_ref()) {
+        if let Some(s) = stats.get(&idx) {
             print_stats(s, &entry.shape);
             let bytes = entry.bytes.unwrap_or(0);
             println!(
@@ -101,7 +97,7 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
                 bytes as f64 / elapsed.max(1e-9) / 1e9
             );
         }
-        for finding in f.findings() {
+        for finding in inspection.findings() {
             println!("  - {finding}");
         }
     }
@@ -182,49 +178,3 @@ fn print_stats(s: &Stats, dims: &[u64]) {
     }
 }
 
-pub fn bench(elements: u64, dtype: &str, gguf: bool, sha_runs: &str) -> ExitCode {
-    let format = if gguf { Format::Gguf } else { Format::Safetensors };
-    let tensor = match crate::bench::BenchTensor::new(format, dtype, elements) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("tensorpeek: {}", e.message());
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let total = tensor.total;
-    println!(
-        "bench-values: {dtype}, {} elements, {} bytes ({}), fed from a {} in-memory buffer in {} chunks",
-        thousands(elements),
-        thousands(total),
-        human_bytes(total),
-        human_bytes(tensor.bytes.len() as u64),
-        human_bytes(SCAN_CHUNK_BYTES)
-    );
-    let runs: &[bool] = match sha_runs {
-        "on" => &[true],
-        "off" => &[false],
-        _ => &[true, false],
-    };
-    for &sha in runs {
-        let t0 = Instant::now();
-        let mut scanner = tensor.scanner(sha);
-        for r in tensor.chunks() {
-            scanner.feed(tensor.bytes.get(r).unwrap_or_default());
-        }
-        let r: Result<Stats, ScanError> = scanner.finish();
-        let secs = t0.elapsed().as_secs_f64();
-        match r {
-            Ok(s) => println!(
-                "  sha256 {:<3}  {:.3} s  {:.2} GB/s  (count {}, mean {:.3e}, std {:.3e})",
-                if sha { "on" } else { "off" },
-                secs,
-                total as f64 / secs / 1e9,
-                s.count,
-                s.mean.unwrap_or(f64::NAN),
-                s.std.unwrap_or(f64::NAN)
-            ),
-            Err(e) => println!("  error: {e}"),
-        }
-    }
-    ExitCode::from(EXIT_SOUND)
-}

@@ -1,0 +1,84 @@
+//! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
+//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]) and the hidden
+//! `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
+
+mod bench;
+pub mod exit;
+mod inspect;
+mod print;
+mod stats;
+
+use clap::{Parser, Subcommand};
+use exit::{EXIT_SOUND, EXIT_USAGE};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "tensorpeek", version, about = "Inspect safetensors and GGUF model files from their headers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every tensor, the metadata and the findings of each file (only headers are read).
+    Inspect {
+        /// Files to inspect, or folders holding a checkpoint (shards, index, config.json,
+        /// tokenizer files).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the JSON report (docs/report.md) instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read one tensor's bytes and print its value statistics, histogram and preview.
+    Stats {
+        /// The model file.
+        file: PathBuf,
+        /// The tensor's name, as listed by `inspect`.
+        #[arg(long)]
+        tensor: String,
+        /// Print the JSON report with this tensor's `stats` filled in.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
+    #[command(hide = true)]
+    BenchValues {
+        /// Elements (default: 128256 × 3072, a Llama-3 embedding table).
+        #[arg(long, default_value_t = crate::bench::BENCH_ROWS * crate::bench::BENCH_ROW)]
+        elements: u64,
+        /// Element type to benchmark (BF16, F16, F32, F8_E4M3, …, or a ggml type).
+        #[arg(long, default_value = "BF16")]
+        dtype: String,
+        /// Read --dtype as a ggml type name first.
+        #[arg(long)]
+        gguf: bool,
+        /// Which runs: with the SHA-256 ("on"), without ("off"), or "both".
+        #[arg(long, default_value = "both")]
+        sha: String,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_SOUND });
+        }
+    };
+    match cli.command {
+        Command::Inspect { files, json } => inspect::run(&files, json),
+        Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
+    }
+}
+
+/// The name a file goes by in the report: its last path component.
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
