@@ -37,7 +37,7 @@ fn load(dir: &Path) -> Loaded {
         .map(|p| SetInput { name: p.file_name().unwrap().to_string_lossy().into_owned(), src: FileSource::open(p).unwrap(), explain: false })
         .collect();
     let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
-    (set.files.into_iter().map(|(_, i)| i).collect(), set.companions)
+    (set.files.into_iter().map(|(_, i)| std::rc::Rc::unwrap_or_clone(i)).collect(), set.companions)
 }
 
 fn build(files: &[Inspection], companions: &[(String, Vec<u8>)]) -> CheckpointModel {

@@ -74,6 +74,7 @@ fn load(e: &serde_json::Value) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{}", e["file"].as_str().unwrap())).unwrap()
 }
 
+#[allow(clippy::result_large_err)] // a test helper returning what scan_tensor returns
 fn scan(file: &[u8], t: &TensorEntry, chunk: u64) -> Result<Stats, ScanError> {
     let src = MemorySource::new(file.to_vec());
     pollster::block_on(scan_tensor(&src, t, chunk, true, |_, _| true))

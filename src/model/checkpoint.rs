@@ -612,7 +612,7 @@ mod tests {
 
     #[test]
     fn repeated_weight_map_key_and_unreferenced_shard() {
-        let files = vec![shard("a.safetensors", &[("x", vec![2])]), shard("b.safetensors", &[("y", vec![3]), ("z", vec![1])])];
+        let files = [shard("a.safetensors", &[("x", vec![2])]), shard("b.safetensors", &[("y", vec![3]), ("z", vec![1])])];
         let idx = br#"{"weight_map": {"x": "a.safetensors", "x": "a.safetensors"}, "metadata": {"total_size": 8}}"#;
         let m = build_model(&files.iter().collect::<Vec<_>>(), &[("model.safetensors.index.json".into(), idx.to_vec())]);
         let codes: Vec<Code> = m.errors.iter().map(|f| f.code).collect();

@@ -39,6 +39,17 @@ pub trait ByteSource {
     async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError>;
 }
 
+/// A shared source is a source (the page keeps its files behind `Rc`s).
+impl<T: ByteSource + ?Sized> ByteSource for std::rc::Rc<T> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        (**self).read_at(start, len).await
+    }
+}
+
 /// Bytes in memory (tests, and anything already loaded).
 #[derive(Clone, Debug, Default)]
 pub struct MemorySource {

@@ -11,6 +11,7 @@ use crate::model::checkpoint::{self, CheckpointModel};
 use crate::model::files::{self, base_name, Kind};
 use crate::model::gguf_split::{self, SplitModel};
 use crate::vocab::Format;
+use std::rc::Rc;
 
 /// One file of a set.
 pub struct SetInput<S> {
@@ -65,7 +66,7 @@ pub struct Skipped {
 #[derive(Clone, Debug, Default)]
 pub struct OpenedSet {
     /// The inspected files, in input order, with the index of their input.
-    pub files: Vec<(usize, Inspection)>,
+    pub files: Vec<(usize, Rc<Inspection>)>,
     /// Companion JSON files read whole: (name, bytes).
     pub companions: Vec<(String, Vec<u8>)>,
     pub skipped: Vec<Skipped>,
@@ -80,13 +81,13 @@ pub struct OpenedSet {
 
 impl OpenedSet {
     pub fn inspections(&self) -> impl Iterator<Item = &Inspection> {
-        self.files.iter().map(|(_, i)| i)
+        self.files.iter().map(|(_, i)| i.as_ref())
     }
 }
 
 /// Reads the set. `on_file(input index, inspection)` is called as each file's inspection
 /// finishes (the page shows it at once); merging happens at the end.
-pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions, mut on_file: impl FnMut(usize, &Inspection)) -> OpenedSet {
+pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions, mut on_file: impl FnMut(usize, &Rc<Inspection>)) -> OpenedSet {
     let mut out = OpenedSet::default();
     for (i, input) in inputs.iter().enumerate() {
         let (name, src, len) = (&input.name, &input.src, input.src.len());
@@ -124,7 +125,7 @@ pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions
         };
         match kind {
             None => {
-                let inspection = inspect(src, name).await;
+                let inspection = Rc::new(inspect(src, name).await);
                 out.bytes_read = out.bytes_read.saturating_add(inspection.bytes_read);
                 on_file(i, &inspection);
                 out.files.push((i, inspection));
@@ -158,8 +159,16 @@ fn merge(out: &mut OpenedSet) {
         let files: Vec<&Inspection> = out.inspections().filter(|f| f.format == Format::Safetensors).collect();
         out.checkpoint = Some(checkpoint::build_model(&files, &out.companions));
     }
+    let files: Vec<&Inspection> = out.inspections().collect();
+    out.splits = split_models(&files);
+}
+
+/// The split GGUF models among `files`: the parts grouped by [`split_group`], each group
+/// merged (a lone part too, so that its missing parts are named). The one grouping rule,
+/// used by [`open_set`] and by the page over all its open files.
+pub fn split_models(files: &[&Inspection]) -> Vec<SplitModel> {
     let mut groups: Vec<(String, Vec<&Inspection>)> = Vec::new();
-    for f in out.inspections() {
+    for f in files {
         if !f.parsed.gguf().is_some_and(gguf_split::is_split_part) {
             continue;
         }
@@ -169,7 +178,7 @@ fn merge(out: &mut OpenedSet) {
             None => groups.push((key, vec![f])),
         }
     }
-    out.splits = groups.iter().map(|(_, parts)| gguf_split::merge(parts)).collect();
+    groups.iter().map(|(_, parts)| gguf_split::merge(parts)).collect()
 }
 
 /// The group of a split part: the prefix of `prefix-0000K-of-0000N.gguf` (with N, so two

@@ -5,14 +5,17 @@
 //! Everything from the file is rendered as text nodes (the chat template too: it sits in a
 //! `<pre>` as text and is never interpreted).
 
-use super::state::{Shared, SourceHandle};
-use super::util;
-use super::util::{bytes_html, num_html, Bytes, CopyButton, Num};
+use super::components::dl_item;
+use super::format::{bytes_html, num_html, opt_num, params};
+use super::sources::use_sources;
+use super::state::Shared;
+use super::tokenizer_view::TokenizerCard;
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
 use crate::error::Code;
 use crate::fmt;
-use crate::formats::gguf::{self, Endian, GgufFile, Kv, KvGroup, SpecialToken, Value};
-use crate::source::{ByteSource, Parsed};
+use crate::formats::gguf::{self, Endian, GgufFile, Kv, KvGroup, Value};
+use crate::formats::{Inspection, Parsed};
+use crate::source::ByteSource;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
@@ -27,7 +30,7 @@ pub const DIMS_PAGE: usize = 200;
 /// a note (the chat template has its own full view in the tokenizer card).
 pub const MAX_INLINE_STRING: usize = 4000;
 
-fn gguf_of(insp: &Shared) -> Option<&GgufFile> {
+fn gguf_of(insp: &Shared<Inspection>) -> Option<&GgufFile> {
     match &insp.0.parsed {
         Parsed::Gguf(g) => Some(g),
         _ => None,
@@ -36,10 +39,9 @@ fn gguf_of(insp: &Shared) -> Option<&GgufFile> {
 
 #[derive(Properties, PartialEq)]
 pub struct GgufSectionProps {
-    pub insp: Shared,
-    /// The file, for reading more of a long array on request.
-    #[prop_or_default]
-    pub source: Option<SourceHandle>,
+    pub insp: Shared<Inspection>,
+    /// The file's tab id, for reading more of a long array on request.
+    pub file: u32,
 }
 
 /// All GGUF cards.
@@ -53,10 +55,10 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
             <div class="grid gguf-cards">
                 { header_card(g) }
                 { model_card(g) }
-                { tokenizer_card(g) }
+                <TokenizerCard tokenizer={g.tokenizer.clone()} testid="gguf-tokenizer" />
             </div>
             { layout_card(g) }
-            <Metadata insp={p.insp.clone()} source={p.source.clone()} />
+            <Metadata insp={p.insp.clone()} file={p.file} />
             <GgufTensors insp={p.insp.clone()} />
             { type_table(g) }
         </div>
@@ -67,22 +69,10 @@ fn mono(s: String) -> Html {
     html! { <span class="mono">{ s }</span> }
 }
 
-fn opt_num(n: Option<u64>) -> Html {
-    n.map_or_else(|| html! { <span class="dim">{ "—" }</span> }, |n| html! { <Num {n} /> })
-}
-
 fn opt_text(s: Option<&str>) -> Html {
     s.map_or_else(|| html! { <span class="dim">{ "—" }</span> }, |s| html! { <code>{ s.to_string() }</code> })
 }
 
-fn float(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let sign = if v < 0.0 { "-" } else { "" };
-        format!("{sign}{}", fmt::thousands(v.abs() as u64))
-    } else {
-        format!("{v}")
-    }
-}
 
 fn header_card(g: &GgufFile) -> Html {
     let h = &g.header;
@@ -101,14 +91,14 @@ fn header_card(g: &GgufFile) -> Html {
         <section class="card" aria-label="GGUF header" data-testid="gguf-header">
             <h3>{ "GGUF header" }</h3>
             <dl>
-                { util::dl_item("Magic", "g-magic", magic) }
-                { util::dl_item("Version", "g-version", h.version.map_or_else(|| html!{ "—" }, |v| mono(v.to_string()))) }
-                { util::dl_item("Byte order", "g-endian", html!{ endian }) }
-                { util::dl_item("Tensors", "g-tensor-count", opt_num(h.tensor_count)) }
-                { util::dl_item("Metadata entries", "g-kv-count", opt_num(h.kv_count)) }
-                { util::dl_item("Alignment", "g-alignment", mono(fmt::thousands(h.alignment))) }
-                { util::dl_item("Tensor infos start", "g-infos-start", h.tensor_infos_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
-                { util::dl_item("Data start", "g-data-start", h.data_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
+                { dl_item("Magic", "g-magic", magic) }
+                { dl_item("Version", "g-version", h.version.map_or_else(|| html!{ "—" }, |v| mono(v.to_string()))) }
+                { dl_item("Byte order", "g-endian", html!{ endian }) }
+                { dl_item("Tensors", "g-tensor-count", opt_num(h.tensor_count)) }
+                { dl_item("Metadata entries", "g-kv-count", opt_num(h.kv_count)) }
+                { dl_item("Alignment", "g-alignment", mono(fmt::thousands(h.alignment))) }
+                { dl_item("Tensor infos start", "g-infos-start", h.tensor_infos_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
+                { dl_item("Data start", "g-data-start", h.data_start.map_or_else(|| html!{ "—" }, |v| mono(fmt::thousands(v)))) }
             </dl>
         </section>
     }
@@ -131,7 +121,7 @@ fn model_card(g: &GgufFile) -> Html {
     };
     let mut rope = Vec::new();
     if let Some(b) = c.rope_freq_base {
-        rope.push(format!("freq base {}", float(b)));
+        rope.push(format!("freq base {}", fmt::float(b)));
     }
     if let Some(d) = c.rope_dimension_count {
         rope.push(format!("dims {}", fmt::thousands(d)));
@@ -140,7 +130,7 @@ fn model_card(g: &GgufFile) -> Html {
         rope.push(format!("scaling {t}"));
     }
     if let Some(f) = c.rope_scaling_factor {
-        rope.push(format!("factor {}", float(f)));
+        rope.push(format!("factor {}", fmt::float(f)));
     }
     if let Some(o) = c.rope_original_context_length {
         rope.push(format!("original context {}", fmt::thousands(o)));
@@ -154,81 +144,19 @@ fn model_card(g: &GgufFile) -> Html {
         <section class="card" aria-label="Model card" data-testid="gguf-card">
             <h3>{ "Model card" }</h3>
             <dl>
-                { util::dl_item("Architecture", "c-arch", opt_text(c.architecture.as_deref())) }
-                { util::dl_item("Name", "c-name", c.name.as_ref().map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |n| html!{ n.clone() })) }
-                { util::dl_item("File type", "c-file-type", file_type) }
-                { util::dl_item("Context length", "c-context", opt_num(c.context_length)) }
-                { util::dl_item("Embedding length", "c-embedding", opt_num(c.embedding_length)) }
-                { util::dl_item("Blocks", "c-blocks", opt_num(c.block_count)) }
-                { util::dl_item("Feed-forward length", "c-ffn", opt_num(c.feed_forward_length)) }
-                { util::dl_item("Heads / KV heads", "c-heads", heads) }
-                { util::dl_item("Vocabulary", "c-vocab", opt_num(c.vocab_size)) }
-                { util::dl_item("RoPE", "c-rope", rope) }
-                { util::dl_item("Parameters", "c-params", html!{ <><Num n={c.parameter_count} /><span class="dim">{ format!(" ({})", fmt::human_count(c.parameter_count)) }</span></> }) }
-                { util::dl_item("Bits per weight", "c-bpw", c.bits_per_weight.map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |b| mono(format!("{b:.2}")))) }
+                { dl_item("Architecture", "c-arch", opt_text(c.architecture.as_deref())) }
+                { dl_item("Name", "c-name", c.name.as_ref().map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |n| html!{ n.clone() })) }
+                { dl_item("File type", "c-file-type", file_type) }
+                { dl_item("Context length", "c-context", opt_num(c.context_length)) }
+                { dl_item("Embedding length", "c-embedding", opt_num(c.embedding_length)) }
+                { dl_item("Blocks", "c-blocks", opt_num(c.block_count)) }
+                { dl_item("Feed-forward length", "c-ffn", opt_num(c.feed_forward_length)) }
+                { dl_item("Heads / KV heads", "c-heads", heads) }
+                { dl_item("Vocabulary", "c-vocab", opt_num(c.vocab_size)) }
+                { dl_item("RoPE", "c-rope", rope) }
+                { dl_item("Parameters", "c-params", html!{ <>{ params(c.parameter_count) }</> }) }
+                { dl_item("Bits per weight", "c-bpw", c.bits_per_weight.map_or_else(|| html!{ <span class="dim">{ "—" }</span> }, |b| mono(format!("{b:.2}")))) }
             </dl>
-        </section>
-    }
-}
-
-fn special(name: &str, testid: &str, t: Option<&SpecialToken>) -> Html {
-    let v = match t {
-        None => html! { <span class="dim">{ "—" }</span> },
-        Some(t) => html! {
-            <>
-                <span class="mono">{ fmt::thousands(t.id) }</span>
-                { " " }
-                { t.text.as_ref().map_or_else(|| html!{ <span class="dim">{ "(not in the token list)" }</span> }, |s| html!{ <code class="tok">{ format!("{s:?}") }</code> }) }
-            </>
-        },
-    };
-    util::dl_item(name, testid, v)
-}
-
-fn tokenizer_card(g: &GgufFile) -> Html {
-    let t = &g.tokenizer;
-    if t.model.is_none() && t.token_count.is_none() && t.chat_template.is_none() {
-        return html! {
-            <section class="card" aria-label="Tokenizer" data-testid="gguf-tokenizer">
-                <h3>{ "Tokenizer" }</h3>
-                <p class="dim">{ "No tokenizer metadata in this file." }</p>
-            </section>
-        };
-    }
-    html! {
-        <section class="card" aria-label="Tokenizer" data-testid="gguf-tokenizer">
-            <h3>{ "Tokenizer" }</h3>
-            <dl>
-                { util::dl_item("Model", "t-model", opt_text(t.model.as_deref())) }
-                { util::dl_item("Pre-tokenizer", "t-pre", opt_text(t.pre.as_deref())) }
-                { util::dl_item("Tokens", "t-tokens", opt_num(t.token_count)) }
-                { util::dl_item("Merges", "t-merges", opt_num(t.merge_count)) }
-                { special("BOS", "t-bos", t.bos.as_ref()) }
-                { special("EOS", "t-eos", t.eos.as_ref()) }
-                { special("PAD", "t-pad", t.pad.as_ref()) }
-                { special("UNK", "t-unk", t.unk.as_ref()) }
-                { util::dl_item("Metadata bytes", "t-bytes", html!{ <><span class="mono">{ fmt::thousands(t.metadata_bytes) }</span>{ " " }<span class="dim">{ "(" }<Bytes n={t.metadata_bytes} />{ ")" }</span></> }) }
-            </dl>
-            if !t.token_type_counts.is_empty() {
-                <table class="mini" data-testid="t-types">
-                    <thead><tr><th scope="col">{ "Token type" }</th><th scope="col" class="n">{ "Count" }</th></tr></thead>
-                    <tbody>
-                        { for t.token_type_counts.iter().map(|(id, name, n)| html! {
-                            <tr data-type={name.to_string()}><td><code>{ name.to_string() }</code><span class="dim">{ format!(" ({id})") }</span></td><td class="n">{ num_html(*n) }</td></tr>
-                        }) }
-                    </tbody>
-                </table>
-            }
-            if let Some(tpl) = &t.chat_template {
-                <div class="chat-template">
-                    <div class="ct-head">
-                        <h4>{ "Chat template" }</h4>
-                        <span class="dim">{ format!("{} bytes, shown as plain text", fmt::thousands(tpl.len() as u64)) }</span>
-                        <CopyButton text={AttrValue::from(tpl.clone())} label="Copy" testid="copy-template" />
-                    </div>
-                    <pre class="template" data-testid="chat-template" tabindex="0">{ tpl.clone() }</pre>
-                </div>
-            }
         </section>
     }
 }
@@ -314,8 +242,8 @@ fn scalar_text(v: &Value) -> String {
 
 #[derive(Properties, PartialEq)]
 struct MetaProps {
-    insp: Shared,
-    source: Option<SourceHandle>,
+    insp: Shared<Inspection>,
+    file: u32,
 }
 
 const GROUPS: [KvGroup; 4] = [KvGroup::General, KvGroup::Architecture, KvGroup::Tokenizer, KvGroup::Other];
@@ -379,7 +307,7 @@ fn metadata(p: &MetaProps) -> Html {
                                         <td class="type"><code>{ type_label(&kv.value) }</code></td>
                                         <td class="val">{
                                             match &kv.value {
-                                                Value::Array(_) => html! { <ArrayValue insp={p.insp.clone()} index={*i} source={p.source.clone()} /> },
+                                                Value::Array(_) => html! { <ArrayValue insp={p.insp.clone()} index={*i} file={p.file} /> },
                                                 v => html! { <div class="metaval">{ scalar_text(v) }</div> },
                                             }
                                         }</td>
@@ -397,10 +325,10 @@ fn metadata(p: &MetaProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 struct ArrayProps {
-    insp: Shared,
+    insp: Shared<Inspection>,
     /// Index of the KV in the file's metadata.
     index: usize,
-    source: Option<SourceHandle>,
+    file: u32,
 }
 
 /// Where loading more elements stands.
@@ -424,6 +352,7 @@ fn array_value(p: &ArrayProps) -> Html {
     let shown = use_state(|| None::<u64>);
     let entry = use_mut_ref(|| None::<Rc<Vec<u8>>>);
     let load = use_state(|| Load::Idle);
+    let sources = use_sources();
     let Some(g) = gguf_of(&p.insp) else {
         return html! {};
     };
@@ -451,7 +380,7 @@ fn array_value(p: &ArrayProps) -> Html {
     }
     let limit = shown.unwrap_or(a.head.len() as u64).min(a.len);
     let on_more = {
-        let (insp, index, source) = (p.insp.clone(), p.index, p.source.clone());
+        let (insp, index, source) = (p.insp.clone(), p.index, sources.get(p.file));
         let (more, shown, entry, load) = (more.clone(), shown.clone(), entry.clone(), load.clone());
         let head_len = a.head.len() as u64;
         let len = a.len;
@@ -474,7 +403,7 @@ fn array_value(p: &ArrayProps) -> Html {
                 let cached = entry.borrow().clone();
                 let bytes = match cached {
                     Some(b) => b,
-                    None => match src.0.read_at(kv.offset, kv.bytes).await {
+                    None => match src.read_at(kv.offset, kv.bytes).await {
                         Ok(b) => {
                             let b = Rc::new(b);
                             *entry.borrow_mut() = Some(b.clone());
@@ -523,7 +452,7 @@ fn array_value(p: &ArrayProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 struct TensorsProps {
-    insp: Shared,
+    insp: Shared<Inspection>,
 }
 
 /// GGUF-specific tensor facts: dims as stored vs the table's shape, per-block totals, and a
@@ -550,7 +479,6 @@ fn gguf_tensors(p: &TensorsProps) -> Html {
         let rows = rows.clone();
         Callback::from(move |_: MouseEvent| rows.set(rows.saturating_add(DIMS_PAGE)))
     };
-    let ds = g.header.data_start;
     html! {
         <section class="card gguf-tensors" aria-label="GGUF tensors" data-testid="gguf-tensors">
             <h3>{ "GGUF tensors" }</h3>
@@ -586,12 +514,12 @@ fn gguf_tensors(p: &TensorsProps) -> Html {
                             { for g.tensors.iter().take(*rows).map(|t| html! {
                                 <tr data-testid="dims-row" data-name={t.name.clone()}>
                                     <td><code>{ t.name.clone() }</code></td>
-                                    <td><code>{ t.type_name() }</code><span class="dim">{ format!(" ({})", t.type_id) }</span></td>
-                                    <td class="mono">{ format!("ne = {}", fmt::shape(&t.dims)) }</td>
-                                    <td class="mono">{ fmt::shape(&t.shape()) }</td>
+                                    <td><code>{ t.dtype.to_string() }</code><span class="dim">{ match &t.dtype { crate::dtype::TensorDtype::Ggml(id) => format!(" ({id})"), _ => String::new() } }</span></td>
+                                    <td class="mono">{ format!("ne = {}", fmt::shape(t.ggml_dims.as_deref().unwrap_or(&[]))) }</td>
+                                    <td class="mono">{ fmt::shape(&t.shape) }</td>
                                     <td class="n">{ t.block().map_or(String::new(), |b| b.to_string()) }</td>
-                                    <td class="n mono">{ fmt::thousands(t.info_offset) }</td>
-                                    <td class="n mono">{ ds.and_then(|d| d.checked_add(t.offset)).map_or("overflow".to_string(), fmt::thousands) }</td>
+                                    <td class="n mono">{ t.header_offset.map_or("—".to_string(), fmt::thousands) }</td>
+                                    <td class="n mono">{ t.abs_start.map_or("overflow".to_string(), fmt::thousands) }</td>
                                 </tr>
                             }) }
                         </tbody>
@@ -608,7 +536,8 @@ fn gguf_tensors(p: &TensorsProps) -> Html {
 fn type_table(g: &GgufFile) -> Html {
     let mut used: HashMap<u32, (u64, u64)> = HashMap::new();
     for t in &g.tensors {
-        let e = used.entry(t.type_id).or_default();
+        let crate::dtype::TensorDtype::Ggml(id) = t.dtype else { continue };
+        let e = used.entry(id).or_default();
         e.0 = e.0.saturating_add(1);
         e.1 = e.1.saturating_add(t.bytes.unwrap_or(0));
     }

@@ -1,59 +1,40 @@
-//! The page's state: the files a person dropped, each loading or inspected. Changed only
-//! through [`Action`]s (a Yew `Reducible`), so every view renders from one place.
+//! The page's state: plain data (no web handles — the files' `Blob`s live in
+//! [`super::sources`]), changed only through [`Action`]s (a Yew `Reducible`), so every view
+//! renders from one place.
 
-use super::model_view::{Checkpoint, ModelData};
-use crate::report::TensorEntry;
-use crate::source::Inspection;
+use crate::formats::Inspection;
+use crate::model::checkpoint::CheckpointModel;
 use crate::stats::Stats;
+use crate::vocab::TensorEntry;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use yew::Reducible;
 
-/// An inspection shared between views; equality is identity (views re-render only when a
-/// new inspection replaces the old one).
-#[derive(Clone, Debug)]
-pub struct Shared(pub Rc<Inspection>);
+/// Shared data, equal by identity: views re-render only when a new value replaces the old.
+#[derive(Debug)]
+pub struct Shared<T>(pub Rc<T>);
 
-impl PartialEq for Shared {
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(self.0.clone())
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-/// A list of tensors for the table (one file's, or later a merged model's), compared by
-/// identity.
-#[derive(Clone, Debug)]
-pub struct Tensors(pub Rc<Vec<TensorEntry>>);
-
-impl PartialEq for Tensors {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// The file's bytes, kept so a view can read more on request (a GGUF array's further
-/// elements); equality is identity.
-#[derive(Clone)]
-pub struct SourceHandle(pub Rc<crate::source::blob::BlobSource>);
-
-impl PartialEq for SourceHandle {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl std::fmt::Debug for SourceHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SourceHandle")
-    }
-}
+/// The tensors of a table (one file's, or a merged model's), by identity.
+pub type Tensors = Shared<Vec<TensorEntry>>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     /// The header is being read.
     Reading,
     /// Done: the inspection and its tensors (kept once, shared with the table).
-    Done(Shared, Tensors),
+    Done(Shared<Inspection>, Tensors),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -65,34 +46,93 @@ pub struct FileEntry {
     /// Time the drop was seen (performance.now(), ms), for the "read in … ms" line.
     pub started_ms: f64,
     pub took_ms: Option<f64>,
-    /// The file itself, for reads on request (set by [`Action::Source`]).
-    pub source: Option<SourceHandle>,
+}
+
+impl FileEntry {
+    pub fn inspection(&self) -> Option<&Inspection> {
+        match &self.status {
+            Status::Done(i, _) => Some(&i.0),
+            Status::Reading => None,
+        }
+    }
+}
+
+/// A file given with a checkpoint but not read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ignored {
+    pub name: String,
+    pub size: u64,
+    pub reason: String,
+}
+
+/// A built checkpoint model with what its views need, computed once.
+#[derive(Debug)]
+pub struct CheckpointData {
+    pub model: CheckpointModel,
+    /// The shards' inspections (shared with their tabs), for the export and their findings.
+    pub files: Vec<Rc<Inspection>>,
+    /// The merged tensors for the table, and each one's file.
+    pub tensors: Tensors,
+    pub tensor_files: Rc<Vec<String>>,
+    /// JSON files that could not be read: (name, why).
+    pub unread: Vec<(String, String)>,
+    /// Files given but not read (README.md, tokenizer.model, …).
+    pub ignored: Vec<Ignored>,
+}
+
+impl CheckpointData {
+    pub fn new(model: CheckpointModel, files: Vec<Rc<Inspection>>, unread: Vec<(String, String)>, ignored: Vec<Ignored>) -> CheckpointData {
+        let tensors = Shared(Rc::new(model.tensors.iter().map(|t| t.tensor.clone()).collect()));
+        let tensor_files = Rc::new(model.tensors.iter().map(|t| t.file.clone()).collect());
+        CheckpointData { model, files, tensors, tensor_files, unread, ignored }
+    }
+}
+
+/// A checkpoint open on the page: its "Model" tab.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointTab {
+    pub id: u32,
+    /// The folder's name, or "checkpoint" for loose files.
+    pub name: String,
+    /// Ids of the shards' own tabs.
+    pub shard_ids: Vec<u32>,
+    /// JSON companions given: (name, size).
+    pub companions: Vec<(String, u64)>,
+    /// Bytes of all files given (shards and companions).
+    pub given_bytes: u64,
+    pub model: Option<Shared<CheckpointData>>,
+    pub bytes_read: u64,
+    pub started_ms: f64,
+    pub took_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
     pub files: Vec<FileEntry>,
-    /// The file whose view is shown.
+    /// The tab shown (a file's id, or the checkpoint's).
     pub current: Option<u32>,
     /// (file id, tensor index) of the tensor a person selected in a table.
     pub selected: Option<(u32, usize)>,
-    /// A safetensors checkpoint (a folder, or shards with their JSON files) merged into one
-    /// model; its id shares the file ids' numbering and `current` when its tab is shown.
-    pub checkpoint: Option<Checkpoint>,
+    /// A safetensors checkpoint merged into one model.
+    pub checkpoint: Option<CheckpointTab>,
     /// Stats read on request, by (file id, tensor index); merged into the exported report.
     pub values: BTreeMap<(u32, usize), Stats>,
-    next_id: u32,
 }
 
 impl State {
-    /// The id the next added file will get.
-    pub fn next_id(&self) -> u32 {
-        self.next_id
-    }
-
     pub fn current_file(&self) -> Option<&FileEntry> {
         let id = self.current?;
         self.files.iter().find(|f| f.id == id)
+    }
+
+    /// One file's stats, by tensor index.
+    pub fn values_of(&self, id: u32) -> BTreeMap<usize, Stats> {
+        self.values.range((id, 0)..=(id, usize::MAX)).map(|((_, i), s)| (*i, s.clone())).collect()
+    }
+
+    /// The inspected files, in tab order.
+    pub fn inspections(&self) -> impl Iterator<Item = (&FileEntry, &Inspection)> {
+        self.files.iter().filter_map(|f| f.inspection().map(|i| (f, i)))
     }
 }
 
@@ -100,28 +140,17 @@ pub enum Action {
     /// Files were dropped or picked: (id, name, size, start time).
     Add(Vec<(u32, String, u64, f64)>),
     /// A file's inspection finished (ignored when the file was closed meanwhile).
-    Loaded {
-        id: u32,
-        inspection: Rc<Inspection>,
-        now_ms: f64,
-    },
-    /// Close a file's view (also cancels a read in flight: its result is dropped).
+    Loaded { id: u32, inspection: Rc<Inspection>, now_ms: f64 },
+    /// Close a tab (a read in flight is dropped when it ends).
     Remove(u32),
-    /// Show this file's view.
+    /// Show this tab.
     Show(u32),
     /// A tensor row was chosen (or `None` to clear).
     Select(Option<(u32, usize)>),
     /// A checkpoint's files were given (replaces an earlier checkpoint); its tab is shown.
-    AddCheckpoint(Checkpoint),
+    AddCheckpoint(CheckpointTab),
     /// The checkpoint's model was built (ignored when it was closed meanwhile).
-    CheckpointLoaded {
-        id: u32,
-        data: Rc<ModelData>,
-        bytes_read: u64,
-        now_ms: f64,
-    },
-    /// Keep a file's source for later reads on request (GGUF arrays, tensor values).
-    Source(u32, SourceHandle),
+    CheckpointLoaded { id: u32, data: Rc<CheckpointData>, bytes_read: u64, now_ms: f64 },
     /// A tensor's values were read: (file id, tensor index, stats).
     Stats(u32, usize, Stats),
 }
@@ -134,28 +163,15 @@ impl Reducible for State {
         match action {
             Action::Add(list) => {
                 for (id, name, size, started_ms) in list {
-                    s.next_id = s.next_id.max(id.saturating_add(1));
                     s.current = Some(id);
-                    s.files.push(FileEntry {
-                        id,
-                        name,
-                        size,
-                        status: Status::Reading,
-                        started_ms,
-                        took_ms: None,
-                        source: None,
-                    });
+                    s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None });
                 }
             }
-            Action::Loaded {
-                id,
-                inspection,
-                now_ms,
-            } => {
+            Action::Loaded { id, inspection, now_ms } => {
                 let Some(f) = s.files.iter_mut().find(|f| f.id == id) else {
                     return self;
                 };
-                let tensors = Tensors(Rc::new(inspection.report.tensors.clone()));
+                let tensors = Shared(Rc::new(inspection.tensors().to_vec()));
                 f.status = Status::Done(Shared(inspection), tensors);
                 f.took_ms = Some((now_ms - f.started_ms).max(0.0));
             }
@@ -170,7 +186,7 @@ impl Reducible for State {
                 s.files.retain(|f| f.id != id);
                 if s.current == Some(id) {
                     let next = pos.and_then(|p| s.files.get(p).or_else(|| s.files.last()));
-                    s.current = next.map(|f| f.id);
+                    s.current = next.map(|f| f.id).or(s.checkpoint.as_ref().map(|c| c.id));
                 }
                 if s.selected.is_some_and(|(f, _)| f == id) {
                     s.selected = None;
@@ -180,24 +196,17 @@ impl Reducible for State {
             Action::Show(id) => s.current = Some(id),
             Action::Select(sel) => s.selected = sel,
             Action::AddCheckpoint(c) => {
-                s.next_id = s.next_id.max(c.id.saturating_add(1));
                 s.current = Some(c.id);
                 s.checkpoint = Some(c);
             }
-            Action::CheckpointLoaded {
-                id,
-                data,
-                bytes_read,
-                now_ms,
-            } => match s.checkpoint.as_mut() {
-                Some(c) if c.id == id => c.loaded(data, bytes_read, now_ms),
+            Action::CheckpointLoaded { id, data, bytes_read, now_ms } => match s.checkpoint.as_mut() {
+                Some(c) if c.id == id => {
+                    c.model = Some(Shared(data));
+                    c.bytes_read = bytes_read;
+                    c.took_ms = Some((now_ms - c.started_ms).max(0.0));
+                }
                 _ => return self,
             },
-            Action::Source(id, src) => {
-                if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
-                    f.source = Some(src);
-                }
-            }
             Action::Stats(id, index, stats) => {
                 if s.files.iter().any(|f| f.id == id) {
                     s.values.insert((id, index), stats);

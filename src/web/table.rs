@@ -3,9 +3,10 @@
 //! a page at a time ("Show more"), so files with tens of thousands of tensors stay fast.
 
 use super::state::Tensors;
-use super::util::{bytes_html, copy_text, num_html};
+use super::components::copy_text;
+use super::format::{bytes_html, num_html};
 use crate::fmt;
-use crate::report::TensorEntry;
+use crate::vocab::TensorEntry;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -363,7 +364,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 if let Some(files) = &p.files {
                     <td class="file" data-testid="tensor-file" title={files.get(idx).cloned().unwrap_or_default()}>{ files.get(idx).cloned().unwrap_or_default() }</td>
                 }
-                <td><code>{ t.dtype.clone() }</code></td>
+                <td><code>{ t.dtype.to_string() }</code></td>
                 <td class="shape">{ fmt::shape(&t.shape) }</td>
                 <td class="n">{ match t.params { Some(n) => num_html(n), None => html!{ "overflow" } } }</td>
                 <td class="n">{ match t.bytes { Some(n) => bytes_html(n), None => html!{ "invalid" } } }</td>

@@ -1,273 +1,52 @@
-//! The values panel (issue 4): under the selected tensor, "Read values" hands the `File`
-//! and the tensor's entry to a Web Worker ([`super::worker`]) that reads exactly the
-//! tensor's byte range in 8 MiB chunks and sends back progress and the [`Stats`]. The UI
-//! thread never touches the bytes. Cancel terminates the worker at once (its reads stop);
-//! the next read starts a fresh one.
-//!
-//! Results go into the page state by (file id, tensor index) through `on_stats`, so they
-//! survive re-selection and are merged into the exported report ([`merge_stats`]).
+//! The values panel: under the selected tensor, "Read values" hands the file and the
+//! tensor's entry to the values Web Worker ([`super::hooks::use_values_worker`]), which
+//! reads exactly the tensor's byte range and sends back progress and the [`Stats`]; the
+//! UI thread never touches the bytes. The result goes into the page state by (file id,
+//! tensor index) through `on_stats`, so it survives re-selection and is merged into the
+//! exported report.
 
-use super::msg::{get, get_u64, kind, set};
+use super::components::CopyButton;
+use super::hooks::{use_values_worker, Run, ScanJob, Timing};
+use super::sources::use_sources;
 use super::state::Tensors;
-use super::util::{now_ms, CopyButton};
-use crate::fmt;
-use crate::report::{FileReport, Format, TensorEntry};
+use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
-use js_sys::Object;
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::rc::Rc;
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::{MessageEvent, Worker};
 use yew::prelude::*;
-
-/// The worker's loader script, written by Trunk next to index.html (`data-type="worker"`
-/// with `data-loader-shim`). Relative, so the page works from any sub-path.
-pub const WORKER_URL: &str = "./tensorpeek-worker_loader.js";
-
-/// Stats read so far for one file, by tensor index.
-pub type FileValues = Rc<BTreeMap<usize, Stats>>;
-
-/// One file's stats out of the page-wide map.
-pub fn for_file(id: u32, all: &BTreeMap<(u32, usize), Stats>) -> BTreeMap<usize, Stats> {
-    all.range((id, 0)..=(id, usize::MAX))
-        .map(|((_, i), s)| (*i, s.clone()))
-        .collect()
-}
-
-/// The report with the stats read so far put into its tensors' `stats`.
-pub fn merge_stats(r: &FileReport, values: &BTreeMap<usize, Stats>) -> FileReport {
-    let mut r = r.clone();
-    for (i, s) in values {
-        if let Some(t) = r.tensors.get_mut(*i) {
-            t.stats = Some(s.clone());
-        }
-    }
-    r
-}
-
-/// [`merge_stats`] over the page-wide map.
-pub fn with_stats(r: &FileReport, id: u32, all: &BTreeMap<(u32, usize), Stats>) -> FileReport {
-    merge_stats(r, &for_file(id, all))
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Run {
-    Idle,
-    /// The worker is loading.
-    Starting,
-    Reading {
-        done: u64,
-        total: u64,
-        started: f64,
-        now: f64,
-    },
-    Cancelled {
-        done: u64,
-        total: u64,
-    },
-    Failed {
-        code: String,
-        message: String,
-        offset: Option<u64>,
-        error: bool,
-    },
-}
-
-/// What the last read in this panel cost.
-#[derive(Clone, Debug, PartialEq)]
-struct Timing {
-    bytes_read: u64,
-    ms: f64,
-    wasm_memory: u64,
-    sha256: bool,
-    /// Where the SHA-256 ran (the worker's `hashing`).
-    hashing: String,
-}
-
-/// A running worker and its handlers (kept alive as long as the worker may call them).
-struct Job {
-    worker: Worker,
-    _onmessage: Closure<dyn FnMut(MessageEvent)>,
-    _onerror: Closure<dyn FnMut(web_sys::Event)>,
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        self.worker.terminate();
-    }
-}
-
-
-fn failed(code: &str, message: impl Into<String>) -> Run {
-    Run::Failed {
-        code: code.to_string(),
-        message: message.into(),
-        offset: None,
-        error: true,
-    }
-}
-
-struct Handles {
-    run: UseStateHandle<Run>,
-    timing: UseStateHandle<Option<Timing>>,
-    on_stats: Callback<(usize, Stats)>,
-    index: usize,
-    sha256: bool,
-}
-
-/// Starts a worker for one tensor. Errors are JS errors from the Worker constructor
-/// (e.g. a Content-Security-Policy refusing it).
-fn spawn(blob: &web_sys::Blob, format: Format, entry: &TensorEntry, h: Handles) -> Result<Job, JsValue> {
-    let request = Object::new();
-    set(&request, "file", blob.clone());
-    set(&request, "format", format.name());
-    let entry = serde_wasm_bindgen::to_value(entry).map_err(|e| JsValue::from_str(&e.to_string()))?;
-    set(&request, "entry", entry);
-    set(&request, "sha256", h.sha256);
-    set(&request, "chunk", 0);
-
-    let worker = Worker::new(WORKER_URL)?;
-    let w = worker.clone();
-    let run_err = h.run.clone();
-    let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        let data = e.data();
-        match kind(&data).as_deref() {
-            Some("ready") => {
-                started.set(now_ms());
-                if let Err(e) = w.post_message(&request) {
-                    h.run.set(failed("ReadFailed", format!("could not hand the file to the worker: {e:?}")));
-                }
-            }
-            Some("progress") => {
-                let (Some(done), Some(total)) = (get_u64(&data, "done"), get_u64(&data, "total")) else {
-                    return;
-                };
-                h.run.set(Run::Reading {
-                    done,
-                    total,
-                    started: started.get(),
-                    now: now_ms(),
-                });
-            }
-            Some("done") => {
-                w.terminate();
-                match serde_wasm_bindgen::from_value::<Stats>(get(&data, "stats")) {
-                    Ok(stats) => {
-                        h.timing.set(Some(Timing {
-                            bytes_read: get_u64(&data, "bytesRead").unwrap_or(0),
-                            ms: get(&data, "ms").as_f64().unwrap_or(0.0),
-                            wasm_memory: get_u64(&data, "wasmMemory").unwrap_or(0),
-                            sha256: h.sha256,
-                            hashing: get(&data, "hashing").as_string().unwrap_or_default(),
-                        }));
-                        h.on_stats.emit((h.index, stats));
-                        h.run.set(Run::Idle);
-                    }
-                    Err(e) => h.run.set(failed("ReadFailed", format!("the worker's answer was not understood: {e}"))),
-                }
-            }
-            Some("error") => {
-                w.terminate();
-                h.run.set(Run::Failed {
-                    code: get(&data, "code").as_string().unwrap_or_default(),
-                    message: get(&data, "message").as_string().unwrap_or_default(),
-                    offset: get_u64(&data, "offset"),
-                    error: get(&data, "error").as_bool().unwrap_or(true),
-                });
-            }
-            _ => {}
-        }
-    });
-    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    let w2 = worker.clone();
-    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        w2.terminate();
-        let detail = e
-            .dyn_ref::<web_sys::ErrorEvent>()
-            .map(|e| e.message())
-            .unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(failed("ReadFailed", format!("the values worker failed: {detail}")));
-    });
-    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    Ok(Job {
-        worker,
-        _onmessage: onmessage,
-        _onerror: onerror,
-    })
-}
 
 #[derive(Properties, PartialEq)]
 pub struct ValuesProps {
+    /// The file's tab id (its source is looked up in the page's registry).
+    pub file: u32,
     pub tensors: Tensors,
     pub index: usize,
-    pub format: Format,
-    /// The file to read from (`None` if it is no longer available).
-    pub blob: Option<web_sys::Blob>,
     /// Stats already read for this tensor.
     pub stats: Option<Stats>,
-    pub on_stats: Callback<(usize, Stats)>,
+    pub on_stats: Callback<Stats>,
 }
 
 /// Values of the selected tensor: read on request in a worker, with progress and cancel.
 #[function_component(ValuesPanel)]
 pub fn values_panel(p: &ValuesProps) -> Html {
-    let run = use_state(|| Run::Idle);
-    let timing = use_state(|| None::<Timing>);
+    let worker = use_values_worker();
+    let sources = use_sources();
     let sha = use_state(|| true);
-    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
-    {
-        // Leaving the panel (another tensor, another file, closing) stops the worker.
-        let job = job.clone();
-        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
-    }
     let Some(t) = p.tensors.0.get(p.index).cloned() else {
         return html! {};
     };
     let start = {
-        let (run, timing, sha, job) = (run.clone(), timing.clone(), sha.clone(), job.clone());
-        let (blob, format, on_stats, index) = (p.blob.clone(), p.format, p.on_stats.clone(), p.index);
+        let (start, sha, on_stats, file) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file);
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
-            drop(job.borrow_mut().take());
-            let Some(blob) = &blob else {
-                run.set(failed("ReadFailed", "the file is no longer available to this page; open it again"));
-                return;
-            };
-            let h = Handles {
-                run: run.clone(),
-                timing: timing.clone(),
-                on_stats: on_stats.clone(),
-                index,
-                sha256: *sha,
-            };
-            match spawn(blob, format, &t, h) {
-                Ok(j) => {
-                    *job.borrow_mut() = Some(j);
-                    run.set(Run::Starting);
-                }
-                Err(e) => run.set(failed("ReadFailed", format!("the values worker could not start: {e:?}"))),
-            }
+            start.emit(ScanJob { source: sources.get(file), entry: t.clone(), sha256: *sha, on_stats: on_stats.clone() });
         })
     };
-    let cancel = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |_: MouseEvent| {
-            drop(job.borrow_mut().take());
-            let (done, total) = match &*run {
-                Run::Reading { done, total, .. } => (*done, *total),
-                _ => (0, 0),
-            };
-            run.set(Run::Cancelled { done, total });
-        })
-    };
+    let cancel = worker.cancel.reform(|_: MouseEvent| ());
     let toggle_sha = {
         let sha = sha.clone();
         Callback::from(move |_: Event| sha.set(!*sha))
     };
-    let busy = matches!(*run, Run::Starting | Run::Reading { .. });
+    let run = &worker.run;
+    let busy = matches!(run, Run::Starting | Run::Reading { .. });
     let bytes = t.bytes.unwrap_or(0);
 
     let controls = html! {
@@ -284,7 +63,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         </div>
     };
 
-    let status = match &*run {
+    let status = match run {
         Run::Idle => html! {},
         Run::Starting => html! {
             <div class="values-progress" data-testid="values-progress" role="status">
@@ -305,7 +84,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                         <div class="bar" style={format!("width: {pct:.2}%")}></div>
                     </div>
                     <span class="mono" data-testid="values-done">{ format!("{} of {} bytes", fmt::thousands(*done), fmt::thousands(*total)) }</span>
-                    <span class="dim">{ format!(" · {}", rate_text(rate)) }</span>
+                    <span class="dim">{ format!(" · {}", fmt::rate(rate)) }</span>
                     <span class="dim">{ if eta.is_finite() { format!(" · ETA {eta:.1} s") } else { String::new() } }</span>
                     <button type="button" onclick={cancel} data-testid="values-cancel">{ "Cancel" }</button>
                 </div>
@@ -316,15 +95,15 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                 { format!("Cancelled after {} of {} bytes; no values are shown for a partial read.", fmt::thousands(*done), fmt::thousands(*total)) }
             </p>
         },
-        Run::Failed { code, message, offset, error } => {
-            let sev = if *error { "error" } else { "warning" };
+        Run::Failed(f) => {
+            let sev = if f.error { "error" } else { "warning" };
             html! {
                 <ul class="values-findings">
-                    <li class={classes!("finding", sev)} data-testid="values-finding" data-code={code.clone()}>
+                    <li class={classes!("finding", sev)} data-testid="values-finding" data-code={f.code.clone()}>
                         <span class="sev">{ sev }</span>
-                        <code class="code">{ code.clone() }</code>
-                        <span class="msg">{ message.clone() }</span>
-                        if let Some(o) = offset { <span class="where dim">{ format!("at byte {}", fmt::thousands(*o)) }</span> }
+                        <code class="code">{ f.code.clone() }</code>
+                        <span class="msg">{ f.message.clone() }</span>
+                        if let Some(o) = f.offset { <span class="where dim">{ format!("at byte {}", fmt::thousands(o)) }</span> }
                     </li>
                 </ul>
             }
@@ -338,7 +117,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             { status }
             if let (Some(s), false) = (&p.stats, busy) {
                 <StatsView stats={s.clone()} />
-                if let Some(tm) = &*timing {
+                if let Some(tm) = &worker.timing {
                     { timing_line(tm) }
                 }
             }
@@ -346,19 +125,8 @@ pub fn values_panel(p: &ValuesProps) -> Html {
     }
 }
 
-/// A rate in bytes per second, for reading.
-fn rate_text(bytes_per_s: f64) -> String {
-    if bytes_per_s >= 1e9 {
-        format!("{:.2} GB/s", bytes_per_s / 1e9)
-    } else if bytes_per_s >= 1e6 {
-        format!("{:.0} MB/s", bytes_per_s / 1e6)
-    } else {
-        format!("{:.0} kB/s", bytes_per_s / 1e3)
-    }
-}
-
 fn timing_line(t: &Timing) -> Html {
-    let rate = if t.ms > 0.0 { rate_text(t.bytes_read as f64 / (t.ms / 1000.0)) } else { String::new() };
+    let rate = if t.ms > 0.0 { fmt::rate(t.bytes_read as f64 / (t.ms / 1000.0)) } else { String::new() };
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
             data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}
@@ -368,43 +136,6 @@ fn timing_line(t: &Timing) -> Html {
                 if t.sha256 { format!(", SHA-256 in the {}", t.hashing) } else { ", no SHA-256".to_string() },
                 fmt::human_bytes(t.wasm_memory)) }
         </p>
-    }
-}
-
-/// A value for reading: up to 6 significant digits, exponent form outside 1e-3..1e7.
-pub fn short(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "−Inf".into() };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    let a = v.abs();
-    if (1e-3..1e7).contains(&a) {
-        let int_digits = a.log10().floor() as i32 + 1;
-        let prec = usize::try_from((6 - int_digits).clamp(0, 9)).unwrap_or(0);
-        let s = format!("{v:.prec$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    } else {
-        format!("{v:.5e}")
-    }
-}
-
-/// The exact value (shortest text that reads back to the same f64).
-pub fn exact(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity".into() } else { "-Infinity".into() }
-    } else {
-        format!("{v:?}")
     }
 }
 

@@ -90,8 +90,8 @@ async function checkGood(page, prefix) {
   assert.equal(await text(page, '[data-testid=audit-share]'), `${want.embedding_share_percent.toFixed(2)} %`);
   // Tokenizer.
   const tok = want.tokenizer;
-  assert.equal(await text(page, '[data-testid=tok-vocab]'), th(tok.tokenizer_vocab));
-  assert.equal(await text(page, '[data-testid=tok-merges]'), th(tok.tokenizer_merges));
+  assert.equal(await text(page, '[data-testid=t-tokens]'), th(tok.tokenizer_vocab));
+  assert.equal(await text(page, '[data-testid=t-merges]'), th(tok.tokenizer_merges));
   assert.equal(await page.locator('[data-testid=chat-template]').count(), tok.chat_templates);
   // The merged table: every tensor once, each with its shard.
   assert.equal(await text(page, '[data-testid=row-count]'), `${want.tensors} of ${want.tensors} tensors`);
@@ -130,7 +130,7 @@ async function checkExport(page, saveAs) {
   assert.equal(m.reconciliation.balanced, true);
   assert.deepEqual(m.shards.map((s) => [path.basename(s.name), s.size, s.header_len, s.tensors, s.tensor_bytes]),
     want.shards.map((s) => [s.name, s.size, s.header_len, s.tensors, s.tensor_bytes]));
-  assert.ok(Math.abs(m.audit.embedding_share_percent - want.embedding_share_percent) < 0.001);
+  assert.ok(Math.abs(m.inventory.embedding_share_percent - want.embedding_share_percent) < 0.001);
   for (const t of m.tensors) assert.deepEqual(t.shape, want.shapes[t.name], t.name);
   assert.equal(m.architecture.layers, EXPECTED.config.num_hidden_layers);
   assert.equal(m.index.total_size, want.index_total_size);

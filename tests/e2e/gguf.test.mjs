@@ -211,9 +211,9 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   assert.equal(await tok.getAttribute('data-bytes'), '10431998');
 
   // The chat template is text in a <pre>, never markup.
-  const tpl = await text(page, '[data-testid=chat-template]');
+  const tpl = await text(page, '[data-testid=chat-template-text]');
   assert.match(tpl, /add_generation_prompt/);
-  assert.equal(await page.locator('[data-testid=chat-template] *').count(), 0);
+  assert.equal(await page.locator('[data-testid=chat-template-text] *').count(), 0);
 
   // The token array renders a page, not 128,256 items; the page answers at once.
   const row = page.locator('[data-testid=kv-row][data-key="tokenizer.ggml.tokens"]');
@@ -271,18 +271,18 @@ test('split GGUF: three parts make one model; two name the missing one', async (
   await page.waitForSelector('[data-testid=split-model]');
   assert.equal(await page.getAttribute('[data-testid=split-model]', 'data-complete'), 'true');
   const all = wants.flatMap((w, i) => w.tensors.map((t) => ({ ...t, file: path.basename(SPLIT[i]) })));
-  assert.equal(await text(page, '[data-testid=split-tensors]'), th(all.length));
+  assert.equal(await text(page, '[data-testid=split-tensor-count]'), th(all.length));
   assert.match(await text(page, '[data-testid=split-params]'), new RegExp(`^${th(all.reduce((a, t) => a + t.n_elements, 0))}`));
-  assert.match(await text(page, '[data-testid=split-bytes]'), new RegExp(`^${th(all.reduce((a, t) => a + t.n_bytes, 0))}\\b`));
+  assert.match(await text(page, '[data-testid=split-tensor-bytes]'), new RegExp(`^${th(all.reduce((a, t) => a + t.n_bytes, 0))}\\b`));
   const parts = await page.locator('[data-testid=split-part]').evaluateAll((rs) => rs.map((r) => [r.dataset.state, r.querySelector('code').textContent]));
   assert.deepEqual(parts, SPLIT.map((p) => ['open', path.basename(p)]));
   assert.equal(await page.locator('[data-testid=split-finding]').count(), 0);
   // The merged table names each tensor's file.
   await page.click('[data-testid=split-tensor-details] summary');
   for (const t of all) {
-    const r = page.locator(`[data-testid=split-row][data-name="${t.name}"]`);
-    assert.equal(await r.getAttribute('data-file'), t.file, t.name);
-    assert.equal((await r.locator('td').allInnerTexts())[6], th(t.abs_offset), t.name);
+    const r = page.locator(`[data-testid=split-model] [data-testid=tensor-row][data-name="${t.name}"]`);
+    assert.equal(await r.locator('[data-testid=tensor-file]').innerText(), t.file, t.name);
+    assert.equal(await r.locator('[data-testid=abs-start]').innerText(), th(t.abs_offset), t.name);
   }
   // The merged view shows on every part's tab.
   await page.locator('[data-testid=tab]').first().click();

@@ -194,7 +194,7 @@ test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, re
     const w = new Worker('./tensorpeek-worker_loader.js');
     w.onmessage = (e) => {
       if (e.data.kind === 'ready') {
-        w.postMessage({ file: document.getElementById('direct-input').files[0], format: 'safetensors', entry, sha256: true, chunk: 0, reader });
+        w.postMessage({ scan: { file: document.getElementById('direct-input').files[0], entry, sha256: true, chunk: 0, slices: reader === 'slices' } });
       } else if (e.data.kind === 'done') {
         w.terminate();
         ok({ count: e.data.stats.count, sha256: e.data.stats.sha256, mean: e.data.stats.mean, bytesRead: e.data.bytesRead });

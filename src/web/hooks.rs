@@ -1,0 +1,271 @@
+//! The page's side effects, as hooks: opening files ([`use_open_files`], through the one
+//! set driver `source::set::open_set` the CLI uses too) and reading a tensor's values in the
+//! Web Worker ([`use_values_worker`]).
+
+use super::components::now_ms;
+use super::hasher::WORKER_URL;
+use super::protocol::{from_js, to_js, Problem, Request, Response};
+use super::sources::Sources;
+use super::state::{Action, CheckpointData, CheckpointTab, Ignored, State};
+use crate::formats::Inspection;
+use crate::model::files::base_name;
+use crate::source::blob::BlobSource;
+use crate::source::set::{open_set, role_of, Role, SetInput, SetOptions};
+use crate::source::ByteSource;
+use crate::stats::Stats;
+use crate::vocab::{Format, TensorEntry};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
+use yew::prelude::*;
+
+/// Files given together: picked, dropped, or walked from a folder.
+pub struct OpenRequest {
+    /// Each file with its name (a relative path for files from a folder).
+    pub files: Vec<(String, web_sys::File)>,
+    pub from_folder: bool,
+    /// Entries of a dropped folder that were not walked (too deep, too many), as text.
+    pub notes: Vec<String>,
+}
+
+/// Whether files given together form a checkpoint (a Model tab beside the files' tabs): a
+/// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`.
+fn is_checkpoint_set(names: &[String], from_folder: bool) -> bool {
+    let lower: Vec<String> = names.iter().map(|n| base_name(n).to_ascii_lowercase()).collect();
+    from_folder
+        || lower.iter().any(|n| n.ends_with(".json"))
+        || lower.iter().filter(|n| n.ends_with(".safetensors") && n.contains("-of-")).count() > 1
+}
+
+/// A callback that opens files: every model file gets a tab at once ("Reading header…"),
+/// each tab is filled as its header is read, and a checkpoint gets its Model tab.
+#[hook]
+pub fn use_open_files(dispatcher: UseReducerDispatcher<State>, sources: Sources) -> Callback<OpenRequest> {
+    let next_id = use_mut_ref(|| 0u32);
+    use_callback((dispatcher, sources), move |req: OpenRequest, (d, sources)| {
+        open(req, &next_id, d.clone(), sources.clone());
+    })
+}
+
+fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<State>, sources: Sources) {
+    let OpenRequest { mut files, from_folder, notes } = req;
+    if files.is_empty() {
+        return;
+    }
+    let mut take_id = || {
+        let mut n = next_id.borrow_mut();
+        let id = *n;
+        *n = n.saturating_add(1);
+        id
+    };
+    let started = now_ms();
+    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    let checkpoint = is_checkpoint_set(&names, from_folder);
+    if checkpoint {
+        // By name, so shards come in order whatever order the browser lists a folder in.
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    // Loose files each get a tab (a file that is no model file says why there); in a
+    // checkpoint only the model files do, the JSON is merged and the rest left unread.
+    let mut tabs = Vec::new();
+    let mut ids: Vec<Option<u32>> = Vec::new();
+    let mut inputs = Vec::new();
+    let mut given_bytes = 0u64;
+    for (name, file) in files {
+        let src = Rc::new(BlobSource::new(file.into()));
+        let len = src.len();
+        let role = role_of(&name);
+        let id = (!checkpoint || role == Role::ModelFile).then(&mut take_id);
+        if let Some(id) = id {
+            tabs.push((id, name.clone(), len, started));
+            sources.insert(id, src.clone());
+        }
+        if role != Role::Other {
+            given_bytes = given_bytes.saturating_add(len);
+        }
+        ids.push(id);
+        inputs.push(SetInput { name, src, explain: !checkpoint });
+    }
+    let cid = checkpoint.then(&mut take_id);
+    d.dispatch(Action::Add(tabs));
+    if let Some(id) = cid {
+        let folder = names.iter().find_map(|n| n.split_once('/').map(|(dir, _)| dir.to_string())).unwrap_or_else(|| "checkpoint".to_string());
+        d.dispatch(Action::AddCheckpoint(CheckpointTab {
+            id,
+            name: folder,
+            shard_ids: ids.iter().flatten().copied().collect(),
+            companions: inputs.iter().filter(|i| role_of(&i.name) == Role::Companion).map(|i| (i.name.clone(), i.src.len())).collect(),
+            given_bytes,
+            model: None,
+            bytes_read: 0,
+            started_ms: started,
+            took_ms: None,
+        }));
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let d2 = d.clone();
+        let set = open_set(&inputs, SetOptions::default(), |i, inspection: &Rc<Inspection>| {
+            if let Some(Some(id)) = ids.get(i) {
+                d2.dispatch(Action::Loaded { id: *id, inspection: inspection.clone(), now_ms: now_ms() });
+            }
+        })
+        .await;
+        let Some(cid) = cid else { return };
+        let Some(model) = set.checkpoint else {
+            // Nothing to merge (e.g. one file and a README): the files' tabs are enough.
+            d.dispatch(Action::Remove(cid));
+            return;
+        };
+        let shards = set.files.iter().filter(|(_, f)| f.format == Format::Safetensors).map(|(_, f)| f.clone()).collect();
+        let mut ignored: Vec<Ignored> = notes.into_iter().map(|n| Ignored { name: n, size: 0, reason: "not read".into() }).collect();
+        let mut unread = Vec::new();
+        for s in set.skipped {
+            if s.reason.starts_with("reading it failed") {
+                unread.push((s.name, s.reason));
+            } else {
+                ignored.push(Ignored { name: s.name, size: s.len, reason: s.reason });
+            }
+        }
+        let data = CheckpointData::new(model, shards, unread, ignored);
+        d.dispatch(Action::CheckpointLoaded { id: cid, data: Rc::new(data), bytes_read: set.bytes_read, now_ms: now_ms() });
+    });
+}
+
+/// A values read in progress, as the panel shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Run {
+    Idle,
+    /// The worker is loading.
+    Starting,
+    Reading { done: u64, total: u64, started: f64, now: f64 },
+    Cancelled { done: u64, total: u64 },
+    Failed(Problem),
+}
+
+/// What the last read cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub bytes_read: u64,
+    pub ms: f64,
+    pub wasm_memory: u64,
+    pub sha256: bool,
+    /// Where the SHA-256 ran (the worker's `hashing`).
+    pub hashing: String,
+}
+
+/// A running worker and its handlers (kept alive as long as the worker may call them).
+struct Job {
+    worker: Worker,
+    _onmessage: Closure<dyn FnMut(MessageEvent)>,
+    _onerror: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.worker.terminate();
+    }
+}
+
+/// One tensor to read.
+pub struct ScanJob {
+    pub source: Option<Rc<BlobSource>>,
+    pub entry: TensorEntry,
+    pub sha256: bool,
+    /// Called with the stats once read.
+    pub on_stats: Callback<Stats>,
+}
+
+/// The values worker as the panel uses it: its state, and start/cancel.
+pub struct ValuesWorker {
+    pub run: Run,
+    pub timing: Option<Timing>,
+    pub start: Callback<ScanJob>,
+    pub cancel: Callback<()>,
+}
+
+/// A Web Worker reads the tensor (the UI thread never touches the bytes); Cancel — or
+/// leaving the panel — terminates it at once, and the next read starts a fresh one.
+#[hook]
+pub fn use_values_worker() -> ValuesWorker {
+    let run = use_state(|| Run::Idle);
+    let timing = use_state(|| None::<Timing>);
+    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
+    {
+        let job = job.clone();
+        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
+    }
+    let start = {
+        let (run, timing, job) = (run.clone(), timing.clone(), job.clone());
+        Callback::from(move |j: ScanJob| {
+            drop(job.borrow_mut().take());
+            let Some(src) = j.source.clone() else {
+                run.set(Run::Failed(Problem::read_failed("the file is no longer available to this page; open it again")));
+                return;
+            };
+            match spawn(src.blob(), j, run.clone(), timing.clone()) {
+                Ok(w) => {
+                    *job.borrow_mut() = Some(w);
+                    run.set(Run::Starting);
+                }
+                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the values worker could not start: {e}")))),
+            }
+        })
+    };
+    let cancel = {
+        let (run, job) = (run.clone(), job.clone());
+        Callback::from(move |_: ()| {
+            drop(job.borrow_mut().take());
+            let (done, total) = match &*run {
+                Run::Reading { done, total, .. } => (*done, *total),
+                _ => (0, 0),
+            };
+            run.set(Run::Cancelled { done, total });
+        })
+    };
+    ValuesWorker { run: (*run).clone(), timing: (*timing).clone(), start, cancel }
+}
+
+/// Starts a worker for one tensor. Errors are JS errors from the Worker constructor
+/// (e.g. a Content-Security-Policy refusing it).
+fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: UseStateHandle<Option<Timing>>) -> Result<Job, String> {
+    let request = to_js(&Request::Scan { file: blob.clone().into(), entry: j.entry, sha256: j.sha256, chunk: 0, slices: false })?;
+    let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
+    let w = worker.clone();
+    let run_err = run.clone();
+    let started = Rc::new(std::cell::Cell::new(now_ms()));
+    let (sha256, on_stats) = (j.sha256, j.on_stats);
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
+        Ok(Response::Ready) => {
+            started.set(now_ms());
+            if let Err(e) = w.post_message(&request) {
+                run.set(Run::Failed(Problem::read_failed(format!("could not hand the file to the worker: {e:?}"))));
+            }
+        }
+        Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
+        Ok(Response::Done { stats, bytes_read, ms, wasm_memory, hashing }) => {
+            w.terminate();
+            timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing }));
+            on_stats.emit(stats);
+            run.set(Run::Idle);
+        }
+        Ok(Response::Error(p)) => {
+            w.terminate();
+            run.set(Run::Failed(p));
+        }
+        Err(e) => {
+            w.terminate();
+            run.set(Run::Failed(Problem::read_failed(format!("the worker's answer was not understood: {e}"))));
+        }
+    });
+    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    let w2 = worker.clone();
+    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        w2.terminate();
+        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
+        run_err.set(Run::Failed(Problem::read_failed(format!("the values worker failed: {detail}"))));
+    });
+    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
+}

@@ -1,0 +1,120 @@
+//! The messages between the page, the values worker and its nested hashing worker, typed.
+//! They travel as plain JS objects built by serde-wasm-bindgen; a `File` or an
+//! `ArrayBuffer` passes through untouched (`serde_wasm_bindgen::preserve`), so structured
+//! clone hands the worker the file by reference, never its bytes.
+//!
+//! Messages that carry such a value are externally tagged (`{scan: {file, …}}`): serde
+//! reads an internally tagged enum through a buffer, which a preserved JS value cannot
+//! pass. The others name their variant in `kind` (`{kind: "progress", done, total}`).
+//!
+//! Stats cross as objects, not JSON, so NaN/±Inf in a preview stay exact.
+
+use crate::stats::Stats;
+use crate::vocab::TensorEntry;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+
+/// Page → values worker.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Request {
+    /// Read one tensor's values: exactly its byte range of `file`.
+    #[serde(rename_all = "camelCase")]
+    Scan {
+        /// The `File` (a `Blob`).
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        file: JsValue,
+        entry: TensorEntry,
+        /// Also the SHA-256 of the raw bytes (in a nested worker).
+        sha256: bool,
+        /// Bytes per read (0: the default 8 MiB).
+        #[serde(default)]
+        chunk: u64,
+        /// Force the fallback reader (`slice().arrayBuffer()` per chunk) instead of a BYOB
+        /// stream: the e2e tests cover that path with it.
+        #[serde(default)]
+        slices: bool,
+    },
+}
+
+/// A finding as the page shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Problem {
+    pub code: String,
+    pub message: String,
+    pub offset: Option<u64>,
+    /// An error (not a warning).
+    pub error: bool,
+}
+
+impl Problem {
+    pub fn of(f: &crate::error::Finding) -> Problem {
+        Problem { code: f.code.as_str(), message: f.message.clone(), offset: f.offset, error: f.is_error() }
+    }
+
+    pub fn read_failed(message: impl Into<String>) -> Problem {
+        Problem { code: "ReadFailed".into(), message: message.into(), offset: None, error: true }
+    }
+}
+
+/// Values worker → page.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Response {
+    /// The worker listens (a message posted before that would be lost).
+    Ready,
+    /// Bytes read so far; sent before the first read, after the last and at most every
+    /// `PROGRESS_INTERVAL_MS` in between.
+    Progress { done: u64, total: u64 },
+    #[serde(rename_all = "camelCase")]
+    Done {
+        stats: Stats,
+        /// Bytes this worker read from the file.
+        bytes_read: u64,
+        ms: f64,
+        /// The worker's WebAssembly memory, in bytes.
+        wasm_memory: u64,
+        /// "off", "nested worker", or why the hash ran in this worker.
+        hashing: String,
+    },
+    Error(Problem),
+}
+
+/// Values worker → its hashing worker.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HashRequest {
+    Start,
+    /// The first `len` bytes of `buffer` (an `ArrayBuffer`, transferred).
+    Chunk {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        buffer: JsValue,
+        len: u32,
+    },
+    End,
+}
+
+/// Hashing worker → values worker (which first waits for its [`Response::Ready`]: the
+/// hashing worker is the same program).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HashResponse {
+    /// A chunk was hashed; its buffer comes back (transferred) for the next read.
+    Ack {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        buffer: JsValue,
+    },
+    Digest { hex: String },
+    Failed { message: String },
+}
+
+/// A message as the JS object it travels as. Maps come out as plain objects (not `Map`s).
+pub fn to_js<T: Serialize>(msg: &T) -> Result<JsValue, String> {
+    msg.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true).serialize_large_number_types_as_bigints(false))
+        .map_err(|e| e.to_string())
+}
+
+/// A message read back; `Err` says what did not fit.
+pub fn from_js<T: for<'de> Deserialize<'de>>(v: JsValue) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+}
