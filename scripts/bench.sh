@@ -12,5 +12,7 @@ cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
 file=tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_safetensors.py "$file"
 node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek
-# The values worker: BF16 → stats of the 788 MB embedding, with and without SHA-256.
+# The values worker from the file: BF16 → stats of the 788 MB embedding, with and without SHA-256.
 node tests/e2e/bench_values.mjs "$file"
+# wasm alone (no reads), native and numpy.
+scripts/bench_values.sh

@@ -5,7 +5,7 @@
 //! Parsers never return early on a bad file when something can still be shown: they record
 //! a finding and keep whatever could be read.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How bad a finding is. `Error`: the file cannot be trusted as is (the report's `ok` is
@@ -19,7 +19,7 @@ pub enum Severity {
 
 /// Every finding the core can produce. The serialized name (the variant name) is part of
 /// the JSON report contract: add codes freely, never rename one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Code {
     // ---- shared ----
     /// The file is shorter than its fixed header.
@@ -141,6 +141,72 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in declaration order (tests/every_code.rs triggers each one).
+    pub const ALL: &'static [Code] = &[
+        Code::FileTooShort,
+        Code::UnknownFormat,
+        Code::ReadFailed,
+        Code::DuplicateTensor,
+        Code::SuspiciousName,
+        Code::ShapeOverflow,
+        Code::TensorOverlap,
+        Code::TensorGap,
+        Code::TensorPastEnd,
+        Code::TrailingBytes,
+        Code::HeaderTooLarge,
+        Code::HeaderPastEnd,
+        Code::HeaderNotUtf8,
+        Code::HeaderNotJson,
+        Code::HeaderNotObject,
+        Code::JsonTooDeep,
+        Code::DuplicateKey,
+        Code::LeadingWhitespace,
+        Code::InvalidMetadata,
+        Code::MissingField,
+        Code::InvalidField,
+        Code::UnknownField,
+        Code::UnknownDtype,
+        Code::InvalidOffsets,
+        Code::SizeMismatch,
+        Code::PartialByte,
+        Code::BadMagic,
+        Code::UnsupportedVersion,
+        Code::CountTooLarge,
+        Code::InvalidUtf8,
+        Code::UnknownValueType,
+        Code::NestingTooDeep,
+        Code::NestedArray,
+        Code::InvalidBool,
+        Code::EmptyKey,
+        Code::DuplicateMetadataKey,
+        Code::NameTooLong,
+        Code::TooManyDims,
+        Code::ZeroDim,
+        Code::BlockMisaligned,
+        Code::UnknownGgmlType,
+        Code::RemovedGgmlType,
+        Code::UnalignedOffset,
+        Code::InvalidAlignment,
+        Code::MissingShard,
+        Code::TensorNotInShard,
+        Code::TensorNotInIndex,
+        Code::TensorInWrongShard,
+        Code::TotalSizeMismatch,
+        Code::MissingTensor,
+        Code::UnexpectedTensor,
+        Code::ShapeMismatch,
+        Code::InvalidIndex,
+        Code::InvalidConfig,
+        Code::SplitMissing,
+        Code::SplitMismatch,
+        Code::InvalidTokenizer,
+        Code::VocabMismatch,
+        Code::CompanionTooLarge,
+        Code::DuplicateCompanion,
+        Code::ValuesNotDecoded,
+        Code::FileChanged,
+    ];
+
     /// The stable name used in the JSON report.
     pub fn as_str(self) -> String {
         format!("{self:?}")

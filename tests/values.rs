@@ -420,3 +420,50 @@ fn empty_and_scalar_tensors() {
     assert_eq!((s.count, s.min, s.max), (1, Some(1.0), Some(1.0)));
     assert_eq!(s.preview.unwrap().values, vec![1.0]);
 }
+
+/// The one scan loop (`scan_chunks`, which the page's worker runs over its BYOB stream)
+/// over streams cut anywhere: every fixture tensor gives the stats of a plain read.
+mod chunk_streams {
+    use super::*;
+    use proptest::prelude::*;
+    use tensorpeek::source::scan::{scan_chunks, ChunkStream};
+    use tensorpeek::values::plan;
+
+    /// `bytes` handed out in pieces of the given lengths (the rest in one piece).
+    struct Cut {
+        bytes: Vec<u8>,
+        cuts: Vec<usize>,
+        at: usize,
+        piece: Vec<u8>,
+    }
+
+    impl ChunkStream for Cut {
+        async fn next_chunk(&mut self) -> Result<Option<&[u8]>, SourceError> {
+            if self.at >= self.bytes.len() {
+                return Ok(None);
+            }
+            let len = self.cuts.pop().unwrap_or(usize::MAX).max(1).min(self.bytes.len() - self.at);
+            self.piece = self.bytes[self.at..self.at + len].to_vec();
+            self.at += len;
+            Ok(Some(&self.piece))
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_cutting_gives_the_plain_reads_stats(pick in 0usize..64, cuts in proptest::collection::vec(1usize..5000, 0..20)) {
+            let exp = expected();
+            let all: Vec<&serde_json::Value> = fixtures(&exp).filter(|e| decodable(e)).collect();
+            let e = all[pick % all.len()];
+            let file = load(e);
+            let t = entry(e);
+            let want = scan(&file, &t, 0).unwrap();
+            let (codec, range) = plan(&t, file.len() as u64).unwrap();
+            let (s, n) = (range.start as usize, range.len as usize);
+            let mut stream = Cut { bytes: file[s..s + n].to_vec(), cuts, at: 0, piece: Vec::new() };
+            let got = pollster::block_on(scan_chunks(&mut stream, codec, range, &t, true, |_, _| true)).unwrap();
+            prop_assert_eq!(format!("{got:?}"), format!("{want:?}"), "{}", t.name);
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //!
 //! Stats cross as objects, not JSON, so NaN/±Inf in a preview stay exact.
 
+use crate::error::{Code, Finding};
 use crate::stats::Stats;
 use crate::vocab::TensorEntry;
 use serde::{Deserialize, Serialize};
@@ -37,10 +38,10 @@ pub enum Request {
     },
 }
 
-/// A finding as the page shows it.
+/// A finding as it crosses to the page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
-    pub code: String,
+    pub code: Code,
     pub message: String,
     pub offset: Option<u64>,
     /// An error (not a warning).
@@ -48,12 +49,18 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn of(f: &crate::error::Finding) -> Problem {
-        Problem { code: f.code.as_str(), message: f.message.clone(), offset: f.offset, error: f.is_error() }
+    pub fn of(f: &Finding) -> Problem {
+        Problem { code: f.code, message: f.message.clone(), offset: f.offset, error: f.is_error() }
     }
 
     pub fn read_failed(message: impl Into<String>) -> Problem {
-        Problem { code: "ReadFailed".into(), message: message.into(), offset: None, error: true }
+        Problem { code: Code::ReadFailed, message: message.into(), offset: None, error: true }
+    }
+
+    /// The finding again, for the page's finding list.
+    pub fn finding(&self) -> Finding {
+        let f = if self.error { Finding::error(self.code, self.message.clone()) } else { Finding::warning(self.code, self.message.clone()) };
+        f.at_opt(self.offset)
     }
 }
 

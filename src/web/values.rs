@@ -5,12 +5,13 @@
 //! tensor index) through `on_stats`, so it survives re-selection and is merged into the
 //! exported report.
 
-use super::components::CopyButton;
+use super::components::{CopyButton, FindingList};
 use super::hooks::{use_values_worker, Run, ScanJob, Timing};
 use super::sources::use_sources;
 use super::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
+use std::rc::Rc;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -95,19 +96,9 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                 { format!("Cancelled after {} of {} bytes; no values are shown for a partial read.", fmt::thousands(*done), fmt::thousands(*total)) }
             </p>
         },
-        Run::Failed(f) => {
-            let sev = if f.error { "error" } else { "warning" };
-            html! {
-                <ul class="values-findings">
-                    <li class={classes!("finding", sev)} data-testid="values-finding" data-code={f.code.clone()}>
-                        <span class="sev">{ sev }</span>
-                        <code class="code">{ f.code.clone() }</code>
-                        <span class="msg">{ f.message.clone() }</span>
-                        if let Some(o) = f.offset { <span class="where dim">{ format!("at byte {}", fmt::thousands(o)) }</span> }
-                    </li>
-                </ul>
-            }
-        }
+        Run::Failed(f) => html! {
+            <FindingList findings={Rc::new(vec![f.finding()])} testid="values-findings" item_testid="values-finding" title="Reading the values" />
+        },
     };
 
     html! {

@@ -1,9 +1,5 @@
 // Bench: BF16 → stats throughput of the page's values worker in Chromium. Median of RUNS
-// runs of each:
-// 1. wasm alone: the worker's bench request scans 128256 × 3072 synthetic BF16 weights
-//    (~N(0, 0.02), the same bytes as `tensorpeek bench-values`) held in a JS ArrayBuffer,
-//    copying each 8 MiB chunk into wasm as a Blob read's result is — decode + stats only;
-//    then F16, F8_E4M3, F32 and (random-byte) Q4_K/Q8_0 blocks the same way;
+// runs of each (wasm alone, without reads, is tests/wasm_bench.rs):
 // 2. the browser's bare read rate: a plain JS worker reading the same 788 MB range of FILE
 //    the way the values worker does (a BYOB reader over Blob.slice().stream(), two 8 MiB
 //    buffers, the next read started before the last one is looked at), touching nothing;
@@ -30,40 +26,6 @@ await page.waitForSelector('[data-testid=values-panel]');
 
 const rate = (bytes, ms) => `${(bytes / ms / 1e6).toFixed(2)} GB/s`;
 const runs = (ms) => ms.map((x) => x.toFixed(0)).join(', ');
-
-// 1. wasm alone: BF16 with and without the hash, then the other decode paths without it.
-const benchRequest = (req) => page.evaluate((req) => new Promise((ok, fail) => {
-  const w = new Worker('./tensorpeek-worker_loader.js');
-  w.onerror = (e) => fail(new Error(e.message));
-  w.onmessage = (e) => {
-    if (e.data.kind === 'ready') w.postMessage({ bench: req });
-    else { w.terminate(); e.data.kind === 'bench' ? ok(e.data) : fail(new Error(JSON.stringify(e.data))); }
-  };
-}), req);
-const CASES = [
-  ['safetensors', 'BF16', 128256 * 3072, false],
-  ['safetensors', 'BF16', 128256 * 3072, true],
-  ['safetensors', 'F16', 128256 * 3072, false],
-  ['safetensors', 'F8_E4M3', 128256 * 3072, false],
-  ['safetensors', 'F32', 128256 * 1536, false],
-  ['gguf', 'Q4_K', 128256 * 1024, false],
-  ['gguf', 'Q8_0', 128256 * 1024, false],
-];
-for (const [format, dtype, elements, sha256] of CASES) {
-  const ms = [];
-  let bytes = 0;
-  let count = 0;
-  for (let i = 0; i < RUNS; i++) {
-    const r = await benchRequest({ format, dtype, elements, sha256 });
-    ms.push(r.ms);
-    bytes = r.bytes;
-    count = r.stats.count;
-  }
-  if (count !== elements) throw new Error(`bench scanned ${count} values, not ${elements}`);
-  const m = median(ms);
-  console.log(`wasm decode + stats, ${dtype} ${bytes} bytes (${elements} values) in memory, SHA-256 ${sha256 ? 'on ' : 'off'}: ` +
-    `median ${m.toFixed(0)} ms (${rate(bytes, m)}, ${(elements / m / 1e3).toFixed(0)} M values/s; runs ${runs(ms)})`);
-}
 
 // 2. The browser's bare read rate over the same range.
 {

@@ -556,7 +556,7 @@ impl GgufFile {
         }
         self.check_offsets();
         self.card = self.model_card();
-        self.tokenizer = self.tokenizer_summary(prefix, notes);
+        self.tokenizer = self.tokenizer_summary(prefix, notes.tokens_at, &notes.token_types);
         self.layout = self.layout();
     }
 

@@ -3,7 +3,6 @@
 //! layout of the file.
 
 use super::cursor::{quick_str, Cursor};
-use super::parse::Notes;
 use super::value::Value;
 use super::{Endian, GgufFile};
 use crate::dtype::ggml::file_type_name;
@@ -157,7 +156,10 @@ impl GgufFile {
         }
     }
 
-    pub(super) fn tokenizer_summary(&self, prefix: &[u8], notes: &Notes) -> TokenizerSummary {
+    /// `tokens_at`: where `tokenizer.ggml.tokens`' elements start and how many there are;
+    /// `token_types`: the count of each `tokenizer.ggml.token_type` id (both noted by the
+    /// parser on its way through).
+    pub(super) fn tokenizer_summary(&self, prefix: &[u8], tokens_at: Option<(u64, u64)>, token_types: &BTreeMap<i64, u64>) -> TokenizerSummary {
         let arr_len = |k: &str| match self.kv(k) {
             Some(Value::Array(a)) => Some(a.len),
             _ => None,
@@ -167,7 +169,7 @@ impl GgufFile {
             .map(|k| (*k, self.kv(&format!("tokenizer.ggml.{k}_token_id")).and_then(Value::as_u64)))
             .collect();
         let wanted: Vec<u64> = ids.iter().filter_map(|(_, id)| *id).collect();
-        let texts = notes.tokens_at.map_or_else(HashMap::new, |(at, len)| token_strings(prefix, self.header.version == Some(1), self.header.endian == Some(Endian::Big), at, len, &wanted));
+        let texts = tokens_at.map_or_else(HashMap::new, |(at, len)| token_strings(prefix, self.header.version == Some(1), self.header.endian == Some(Endian::Big), at, len, &wanted));
         let special_tokens = ["bos", "eos", "pad", "unk"]
             .iter()
             .zip(&ids)
@@ -202,8 +204,7 @@ impl GgufFile {
             tokens,
             merges: arr_len("tokenizer.ggml.merges"),
             total_tokens: tokens,
-            token_types: notes
-                .token_types
+            token_types: token_types
                 .iter()
                 .map(|(id, n)| TokenTypeCount {
                     id: *id,
