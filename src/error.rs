@@ -10,7 +10,7 @@ use std::fmt;
 
 /// How bad a finding is. `Error`: the file cannot be trusted as is (the report's `ok` is
 /// false). `Warning`: the file loads, but something deserves a look.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -220,9 +220,9 @@ impl fmt::Display for Code {
 }
 
 /// One thing the core found, ready for a person and for the JSON report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    #[serde(skip)]
+    /// "error" or "warning" (in the report also told by the list the finding is in).
     pub severity: Severity,
     pub code: Code,
     pub message: String,
@@ -231,11 +231,9 @@ pub struct Finding {
     /// The tensor it concerns, if any.
     pub tensor: Option<String>,
     /// The header field it concerns (`dtype`, `data_offsets`, `general.alignment`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// The file it concerns, for a finding about several files (a checkpoint, a split
     /// model): the offset is then an offset in that file.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
 }
 

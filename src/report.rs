@@ -7,7 +7,7 @@
 //! it is exported or printed; nothing below this module knows it exists.
 
 use crate::error::Finding;
-use crate::formats::gguf::{GgufFile, Value};
+use crate::formats::gguf::{GgufFile, Value, ValueJson};
 use crate::formats::{Inspection, Parsed};
 use crate::model::checkpoint::CheckpointModel;
 use crate::model::gguf_split::SplitModel;
@@ -163,7 +163,7 @@ pub fn gguf_metadata(g: &GgufFile) -> serde_json::Value {
     serde_json::Value::Object(
         g.kvs
             .iter()
-            .map(|kv| (kv.key.clone(), serde_json::to_value(&kv.value).unwrap_or(serde_json::Value::Null)))
+            .map(|kv| (kv.key.clone(), serde_json::to_value(ValueJson(&kv.value)).unwrap_or(serde_json::Value::Null)))
             .collect(),
     )
 }

@@ -10,6 +10,7 @@ pub mod safetensors;
 
 use crate::error::{Finding, Severity};
 use crate::vocab::{Format, TensorEntry, Totals};
+use serde::{Deserialize, Serialize};
 
 /// The outcome of one parse attempt over a prefix of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +47,7 @@ pub fn sniff(prefix: &[u8], file_len: u64) -> Format {
 }
 
 /// A file's header as its format's parser read it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Parsed {
     Safetensors(safetensors::Header),
     Gguf(Box<gguf::GgufFile>),
@@ -99,7 +100,8 @@ impl Parsed {
 
 /// One file, inspected: its name and length, the bytes the driver read, what the parser
 /// made of it, and the findings of reading it (a failed read, an unknown format).
-#[derive(Clone, Debug)]
+/// Serializable as a whole: the page's worker hands it to the page (postcard, binary).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Inspection {
     pub name: String,
     pub size: u64,
@@ -196,6 +198,17 @@ impl Inspection {
     /// N, the safetensors JSON header's length.
     pub fn header_len(&self) -> Option<u64> {
         self.parsed.safetensors().and_then(|h| h.header_len)
+    }
+
+    /// The inspection in a compact binary form (postcard), for handing it from the page's
+    /// parse worker to the page.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        postcard::to_stdvec(self).map_err(|e| e.to_string())
+    }
+
+    /// An inspection back from [`Inspection::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Inspection, String> {
+        postcard::from_bytes(bytes).map_err(|e| e.to_string())
     }
 }
 

@@ -30,7 +30,7 @@ pub const METADATA_KEY: &str = "__metadata__";
 const TENSOR_FIELDS: [&str; 3] = ["dtype", "shape", "data_offsets"];
 
 /// The validated header of a safetensors file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, Deserialize)]
 pub struct Header {
     /// N, when the first 8 bytes could be read.
     pub header_len: Option<u64>,

@@ -31,11 +31,11 @@ pub mod value;
 pub use array::{array_elements, MAX_ELEMENTS_PER_READ};
 pub use parse::{parse, parse_resumable, Resume};
 pub use summary::{token_type_name, KvGroup, Layout, LayoutTerm, ModelCard};
-pub use value::{Array, Value, ValueType};
+pub use value::{Array, Value, ValueJson, ValueType};
 
 use crate::error::Finding;
 use crate::vocab::{TensorEntry, TokenizerSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const MAGIC: &[u8; 4] = b"GGUF";
 /// Versions this parser reads (the spec's 1, 2 and 3).
@@ -61,7 +61,7 @@ pub const NESTED_HEAD_LEN: usize = 4;
 pub(crate) const MAGIC_AND_VERSION: u64 = 8;
 
 /// Byte order of the numbers in the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Endian {
     Little,
@@ -69,7 +69,7 @@ pub enum Endian {
 }
 
 /// One metadata entry, with where it sits in the file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kv {
     pub key: String,
     pub value: Value,
@@ -81,7 +81,7 @@ pub struct Kv {
 }
 
 /// The fixed header and where the sections lie.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     pub version: Option<u32>,
     pub endian: Option<Endian>,
@@ -98,7 +98,7 @@ pub struct Header {
 }
 
 /// Everything read from a GGUF header.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GgufFile {
     pub file_size: u64,
     pub header: Header,

@@ -7,11 +7,12 @@ use super::value::Value;
 use super::{Endian, GgufFile};
 use crate::dtype::ggml::file_type_name;
 use crate::vocab::{ChatTemplate, SpecialToken, TokenTypeCount, TokenizerSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// Which part of the metadata a key belongs to (the layout and the page group by it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KvGroup {
     General,
@@ -44,16 +45,16 @@ impl KvGroup {
 }
 
 /// One term of the layout accounting.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayoutTerm {
     /// "header", "kv", "tensor_infos", "padding", "tensor_data", "tensor_padding", "unparsed".
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     pub label: String,
     pub bytes: u64,
 }
 
 /// Where every byte of the file goes. `adds_up` is true when the terms sum to `file_size`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Layout {
     pub file_size: u64,
     pub terms: Vec<LayoutTerm>,
@@ -61,7 +62,7 @@ pub struct Layout {
 }
 
 /// The model as llama.cpp's loader would describe it, from the metadata and tensors.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
     pub architecture: Option<String>,
     pub name: Option<String>,
@@ -208,7 +209,7 @@ impl GgufFile {
                 .iter()
                 .map(|(id, n)| TokenTypeCount {
                     id: *id,
-                    name: token_type_name(*id),
+                    name: Cow::Borrowed(token_type_name(*id)),
                     count: *n,
                 })
                 .collect(),
@@ -224,7 +225,7 @@ impl GgufFile {
         let h = &self.header;
         if h.fixed_header_bytes > 0 {
             terms.push(LayoutTerm {
-                kind: "header",
+                kind: Cow::Borrowed("header"),
                 label: "fixed header (magic, version, counts)".into(),
                 bytes: h.fixed_header_bytes,
             });
@@ -237,7 +238,7 @@ impl GgufFile {
         }
         for (g, bytes) in groups {
             terms.push(LayoutTerm {
-                kind: "kv",
+                kind: Cow::Borrowed("kv"),
                 label: g.label(arch),
                 bytes,
             });
@@ -248,7 +249,7 @@ impl GgufFile {
             let end = h.tensor_infos_end.unwrap_or_else(|| self.tensors.last().map_or(start, |_| start));
             let ti_end = h.tensor_infos_end.unwrap_or(end);
             terms.push(LayoutTerm {
-                kind: "tensor_infos",
+                kind: Cow::Borrowed("tensor_infos"),
                 label: format!("tensor infos ({} tensors)", self.tensors.len()),
                 bytes: ti_end.saturating_sub(start),
             });
@@ -257,7 +258,7 @@ impl GgufFile {
         if let (Some(ti_end), Some(ds)) = (h.tensor_infos_end, h.data_start) {
             let ds_in_file = ds.min(self.file_size);
             terms.push(LayoutTerm {
-                kind: "padding",
+                kind: Cow::Borrowed("padding"),
                 label: format!("padding to the alignment ({})", h.alignment),
                 bytes: ds_in_file.saturating_sub(ti_end),
             });
@@ -265,18 +266,18 @@ impl GgufFile {
             let tensor_bytes = self.card.tensor_bytes;
             if tensor_bytes <= data_len {
                 terms.push(LayoutTerm {
-                    kind: "tensor_data",
+                    kind: Cow::Borrowed("tensor_data"),
                     label: "tensor data".into(),
                     bytes: tensor_bytes,
                 });
                 terms.push(LayoutTerm {
-                    kind: "tensor_padding",
+                    kind: Cow::Borrowed("tensor_padding"),
                     label: "padding between and after tensors".into(),
                     bytes: data_len - tensor_bytes,
                 });
             } else {
                 terms.push(LayoutTerm {
-                    kind: "tensor_data",
+                    kind: Cow::Borrowed("tensor_data"),
                     label: format!("tensor data (the tensors claim {tensor_bytes} bytes; the file holds {data_len})"),
                     bytes: data_len,
                 });
@@ -285,7 +286,7 @@ impl GgufFile {
         }
         if accounted < self.file_size {
             terms.push(LayoutTerm {
-                kind: "unparsed",
+                kind: Cow::Borrowed("unparsed"),
                 label: "not parsed (the header could not be read further)".into(),
                 bytes: self.file_size - accounted,
             });

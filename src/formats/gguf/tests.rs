@@ -236,9 +236,9 @@ fn report_fields() {
     assert_eq!(g.tensors[2].shape, vec![2, 256]);
     assert_eq!(g.tensors[2].ggml_dims, Some(vec![256, 2]));
     assert_eq!(g.tensors[2].abs_start, g.header.data_start.map(|d| d + g.tensors[2].start));
-    assert_eq!(serde_json::to_value(g.kv("t.u64").unwrap()).unwrap(), json!(u64::MAX));
-    assert_eq!(serde_json::to_value(g.kv("t.array").unwrap()).unwrap(), json!([1, -2]));
-    assert_eq!(serde_json::to_value(g.kv("t.bool").unwrap()).unwrap(), json!(true));
+    assert_eq!(serde_json::to_value(ValueJson(g.kv("t.u64").unwrap())).unwrap(), json!(u64::MAX));
+    assert_eq!(serde_json::to_value(ValueJson(g.kv("t.array").unwrap())).unwrap(), json!([1, -2]));
+    assert_eq!(serde_json::to_value(ValueJson(g.kv("t.bool").unwrap())).unwrap(), json!(true));
     assert!(g.layout.adds_up);
 }
 
@@ -260,14 +260,14 @@ fn long_arrays_keep_a_head_and_summaries() {
     assert_eq!((a.len, a.head.len()), (1000, ARRAY_HEAD_LEN));
     let t = &g.tokenizer;
     assert_eq!(t.tokens, Some(1000));
-    let types = |id, name, count| TokenTypeCount { id, name, count };
+    let types = |id, name: &'static str, count| TokenTypeCount { id, name: name.into(), count };
     assert_eq!(t.token_types, vec![types(1, "NORMAL", 997), types(3, "CONTROL", 3)]);
     let special = |role: &str, id, text: &str| SpecialToken { role: Some(role.into()), id: Some(id), text: Some(text.into()) };
     assert_eq!(t.special_tokens, vec![special("bos", 1, "tok1"), special("eos", 999, "tok999")]);
     assert_eq!(t.role("pad"), None);
     assert_eq!(t.chat_template(), Some("<b>{{ x }}</b>"));
     assert_eq!(g.card.vocab_size, Some(1000));
-    let j = serde_json::to_value(g.kv("tokenizer.ggml.tokens").unwrap()).unwrap();
+    let j = serde_json::to_value(ValueJson(g.kv("tokenizer.ggml.tokens").unwrap())).unwrap();
     assert_eq!(j["len"], json!(1000));
     assert_eq!(j["head"][2], json!("tok2"));
     let tok_bytes: u64 = g.kvs.iter().filter(|k| k.group == KvGroup::Tokenizer).map(|k| k.bytes).sum();
