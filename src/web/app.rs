@@ -223,6 +223,24 @@ pub fn app() -> Html {
             if !state.files.is_empty() || state.checkpoint.is_some() {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for tabs }</nav>
             }
+            if !state.failed.is_empty() {
+                <section class="card error-panel" role="alert" data-testid="error-panel">
+                    <h3>{ "Could not be read" }</h3>
+                    <ul>
+                        { for state.failed.iter().enumerate().map(|(i, (name, message))| {
+                            let d = state.dispatcher();
+                            let dismiss = Callback::from(move |_: MouseEvent| d.dispatch(Action::Dismiss(i)));
+                            html! {
+                                <li data-testid="error-item" data-name={name.clone()}>
+                                    <code>{ name.clone() }</code>{ ": " }<span class="msg">{ message.clone() }</span>
+                                    { " " }<button type="button" class="small" onclick={dismiss} data-testid="error-dismiss">{ "Dismiss" }</button>
+                                </li>
+                            }
+                        }) }
+                    </ul>
+                    <p class="dim">{ "The other files are not affected." }</p>
+                </section>
+            }
             <main>{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>
             <footer class="foot dim">
