@@ -489,18 +489,20 @@ fn q1_0(b: &[u8; Q1_0_BYTES], y: &mut [f32; QK1_0]) {
     let d = f16_at(b[0], b[1]);
     let neg_d = -d;
     // Bit j%8 of byte j/8: set → +d, clear → −d.
-    for (j, v) in y.iter_mut().enumerate() {
-        let bit = (b[HALF + j / 8] >> (j % 8)) & 1;
-        *v = if bit == 1 { d } else { neg_d };
+    for (&q, y8) in b[HALF..].iter().zip(y.chunks_exact_mut(8)) {
+        for (k, v) in y8.iter_mut().enumerate() {
+            *v = if (q >> k) & 1 == 1 { d } else { neg_d };
+        }
     }
 }
 
 fn q2_0(b: &[u8; Q2_0_BYTES], y: &mut [f32; QK2_0]) {
     let d = f16_at(b[0], b[1]);
     // Bits 2(j%4)..+2 of byte j/4: codes 0..3 are −1, 0, +1, +2.
-    for (j, v) in y.iter_mut().enumerate() {
-        let q = (b[HALF + j / 4] >> (2 * (j % 4))) & 3;
-        *v = (i32::from(q) - 1) as f32 * d;
+    for (&q, y4) in b[HALF..].iter().zip(y.chunks_exact_mut(4)) {
+        for (k, v) in y4.iter_mut().enumerate() {
+            *v = (i32::from((q >> (2 * k)) & 3) - 1) as f32 * d;
+        }
     }
 }
 
