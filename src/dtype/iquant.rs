@@ -146,7 +146,7 @@ impl ExtKind {
         NAMES.iter().find(|(k, _)| *k == self).map_or("?", |(_, n)| n)
     }
 
-    /// Every kind, in ggml's id order of the i-quants first.
+    /// Every kind.
     pub fn all() -> impl Iterator<Item = ExtKind> {
         NAMES.iter().map(|(k, _)| *k)
     }
