@@ -1,7 +1,10 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
-//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types.
+//! `decode` turns stored bytes into values; `quant` and `iquant` dequantize ggml block types
+//! (`grids`: ggml's i-quant lookup tables).
 
 pub mod decode;
+pub mod grids;
+pub mod iquant;
 pub mod quant;
 
 pub mod ggml;

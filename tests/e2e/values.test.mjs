@@ -118,17 +118,25 @@ test('GGUF quantized tensors: dequantized values equal gguf-py\'s', async () => 
 
 test('a type that is not decoded shows a finding, never numbers', async () => {
   const { context, page, errors } = await openPage(env.browser, env.server.url);
-  const want = expected.gguf.find((t) => t.name === 'g_IQ4_NL');
-  await open(page, path.join(FIXTURES, want.file), want.name);
+  // IQ4_NL is decoded (equal to gguf-py's dequantize) ...
+  const iq4 = expected.gguf.find((t) => t.name === 'g_IQ4_NL');
+  await open(page, path.join(FIXTURES, iq4.file), iq4.name);
+  await readValues(page);
+  await checkNumbers(page, iq4);
+  assert.match(await page.locator('[data-testid=values-note]').innerText(), /dequantized/i);
+  // ... a type ggml removed is not (tests/fixtures/iquants/removed_type.gguf: an IQ4_NL
+  // tensor relabelled IQ4_NL_4_4, id 36).
+  const iq = readJson(path.join(FIXTURES, 'iquants/expected.json'));
+  await open(page, path.join(FIXTURES, iq.removed.file), iq.removed.tensor);
   await readValues(page);
   const f = page.locator('[data-testid=values-finding]');
   assert.equal(await f.getAttribute('data-code'), 'ValuesNotDecoded');
   assert.match(await f.innerText(), /values not decoded for this type/);
   assert.equal(await page.locator('[data-testid=values-result]').count(), 0);
   // The page stays usable: another tensor reads fine.
-  await select(page, 'g_Q4_0');
+  await select(page, iq.removed_neighbour.tensor);
   await readValues(page);
-  assert.equal(await value(page, 'v-count'), '2048');
+  await checkNumbers(page, iq.removed_neighbour);
   assert.deepEqual(errors, []);
   await context.close();
 });
