@@ -122,12 +122,10 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
         j.current = None;
         j.last_ms = now_ms();
     }
-    let weak = Rc::downgrade(job);
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        if let Some(job) = weak.upgrade() {
-            on_message(&job, e.data());
-        }
-    });
+    // The handler holds the job (nothing else does while the worker runs); the cycle
+    // job → worker handlers → job is broken when the worker is retired.
+    let strong = job.clone();
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| on_message(&strong, e.data()));
     let weak = Rc::downgrade(job);
     let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "the worker failed".to_string());

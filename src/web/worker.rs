@@ -19,7 +19,6 @@ use crate::source::http::HttpSource;
 use crate::source::scan::{read_failed, scan_chunks};
 use crate::source::set::{read_set, SetInput, SetOptions};
 use crate::source::ByteSource;
-use std::cell::Cell;
 use crate::stats::Stats;
 use crate::values::{plan, ScanError};
 use crate::vocab::TensorEntry;
@@ -183,12 +182,20 @@ impl ByteSource for Input {
     }
 }
 
-/// Runs one open job: the inputs through [`read_set`], each inspection posted as it is done.
+/// Runs one open job: each input in turn through [`read_set`] (announced first, so that
+/// the page's watchdog knows which file a stuck or panicking parse was on), each
+/// inspection posted as it is done, then what the job read.
 async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classify_by_content: bool) {
-    let mut set_inputs = Vec::with_capacity(inputs.len());
-    let mut faults = Vec::with_capacity(inputs.len());
+    let mut companions = Vec::new();
+    let mut skipped = Vec::new();
+    let mut bytes_read = 0u64;
     for (index, input) in inputs.into_iter().enumerate() {
         post(scope, &Response::Reading { index });
+        match input.fault {
+            Some(Fault::Panic) => panic!("a forced panic (the page's fault test) while reading {}", input.name),
+            Some(Fault::Hang) => hang(),
+            None => {}
+        }
         let src = match (&input.url, input.file.dyn_into::<web_sys::Blob>()) {
             (Some(url), _) => match HttpSource::open(url).await {
                 Ok(h) => Input::Http(h),
@@ -200,34 +207,17 @@ async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classi
             (None, Ok(blob)) => Input::Blob(BlobSource::new(blob)),
             (None, Err(_)) => Input::Failed(0),
         };
-        faults.push(input.fault);
-        set_inputs.push(SetInput { name: input.name, src, explain: input.explain });
+        let one = [SetInput { name: input.name, src, explain: input.explain }];
+        let set = read_set(&one, SetOptions { classify_by_content }, |_, inspection| match inspection.to_bytes() {
+            Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
+            Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
+        })
+        .await;
+        companions.extend(set.companions.into_iter().map(|(name, bytes)| Companion { name, bytes }));
+        skipped.extend(set.skipped.into_iter().map(|s| Skip { name: s.name, len: s.len, reason: s.reason }));
+        bytes_read = bytes_read.saturating_add(set.bytes_read);
     }
-    let current = Cell::new(0usize);
-    let on_file = |index: usize, inspection: &std::rc::Rc<crate::formats::Inspection>| match inspection.to_bytes() {
-        Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
-        Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
-    };
-    // Faults are staged before the set is read, at the input they name (tests only).
-    for (index, fault) in faults.iter().enumerate() {
-        if let Some(f) = fault {
-            current.set(index);
-            post(scope, &Response::Reading { index });
-            match f {
-                Fault::Panic => panic!("a forced panic (the page's fault test) while reading {}", set_inputs.get(index).map_or("?", |i| i.name.as_str())),
-                Fault::Hang => hang(),
-            }
-        }
-    }
-    let set = read_set(&set_inputs, SetOptions { classify_by_content }, on_file).await;
-    post(
-        scope,
-        &Response::Opened {
-            companions: set.companions.into_iter().map(|(name, bytes)| Companion { name, bytes }).collect(),
-            skipped: set.skipped.into_iter().map(|s| Skip { name: s.name, len: s.len, reason: s.reason }).collect(),
-            bytes_read: set.bytes_read,
-        },
-    );
+    post(scope, &Response::Opened { companions, skipped, bytes_read });
 }
 
 /// A parse that never ends, for the watchdog's test.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
 
 const env = useBrowser();
 
@@ -22,7 +22,8 @@ test('a real safetensors file: numbers, table, export, bytes read, no network', 
   await page.setInputFiles('[data-testid=file-input]', fixture);
   await done(page);
 
-  // Read exactly 8 + N bytes, through Blob reads only.
+  // Read exactly 8 + N bytes (in the page's worker), through Blob reads only.
+  await bytesRead(page);
   const reads = await page.evaluate(() => window.__reads);
   const total = reads.reduce((a, [, n]) => a + n, 0);
   assert.equal(total, 8 + want.header_len, `reads: ${JSON.stringify(reads)}`);
@@ -131,9 +132,9 @@ test('a real safetensors file: numbers, table, export, bytes read, no network', 
   }
 
   // Nothing went over the network after the page loaded (the export is a blob: URL).
-  const net = requests.slice(before.requests).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
+  const net = network(requests, before.requests);
   assert.deepEqual(net, []);
-  assert.equal(env.server.log.length, before.served);
+  assert.deepEqual(network(env.server.log, before.served), []);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -153,7 +154,7 @@ test('a sparse 6 GB Llama-3.2-3B-shaped file: counts and offsets past 4 GiB', as
   const ms = Date.now() - t0;
   assert.ok(ms < 10_000, `took ${ms} ms`);
 
-  assert.equal(await page.evaluate(() => window.__bytesRead()), 8 + want.header_len);
+  assert.equal(await bytesRead(page), 8 + want.header_len);
   assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
   assert.equal(await text(page, '[data-testid=tensor-count]'), '254');
   assert.match(await text(page, '[data-testid=params]'), /^3,212,749,824/);
@@ -175,7 +176,7 @@ test('a sparse 6 GB Llama-3.2-3B-shaped file: counts and offsets past 4 GiB', as
   await page.click('[data-testid=sort-absstart]');
   await page.click('[data-testid=sort-absstart]');
   assert.equal(await page.locator('[data-testid=tensor-row]').first().getAttribute('data-name'), want.last.name);
-  assert.deepEqual(requests.slice(nreq), []);
+  assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -254,7 +255,7 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   const tabs = page.locator('[data-testid=tab]');
   assert.equal(await tabs.count(), 2);
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab] .mark.reading').length === 0);
-  assert.equal(await page.evaluate(() => window.__bytesRead()), 8 + wantA.header_len + 8 + wantB.header_len);
+  assert.equal(await bytesRead(page), 8 + wantA.header_len + 8 + wantB.header_len);
   // The last dropped file is shown.
   await done(page);
   assert.equal(await text(page, '[data-testid=tensor-count]'), th(wantB.totals.tensors));
@@ -267,7 +268,7 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   const saved = path.join(OUT, 'export-all.json');
   await dl.saveAs(saved);
   assert.deepEqual(readJson(saved).files.map((f) => f.name), ['one_tensor.safetensors', 'tiny_model.safetensors']);
-  assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -63,7 +63,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   const want = expected.safetensors.find((t) => t.name === 't_F32');
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, path.join(FIXTURES, want.file), want.name);
-  const pageReadBefore = await page.evaluate(() => window.__bytesRead());
+  const pageReadBefore = await page.evaluate(() => window.__pageBytesRead());
   await readValues(page);
   await checkNumbers(page, want);
   assert.equal(await value(page, 'v-sha256'), want.sha256);
@@ -71,7 +71,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   // The worker reports what it read: exactly the tensor's byte length. The page itself
   // read nothing more (its own Blob reads are counted by the init script).
   assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(want.bytes));
-  assert.equal(await page.evaluate(() => window.__bytesRead()), pageReadBefore);
+  assert.equal(await page.evaluate(() => window.__pageBytesRead()), pageReadBefore);
   // Histogram and preview are drawn.
   assert.ok(await page.locator('[data-testid=histogram] rect').count() > 0);
   const total = (await page.locator('[data-testid=histogram] rect').evaluateAll((rs) => rs.map((r) => Number(r.dataset.count)))).reduce((a, b) => a + b, 0);
@@ -276,13 +276,14 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   await context.close();
 });
 
-test('the worker loads from a sub-path too, and only when values are asked for', async () => {
+test('the worker loads from a sub-path too, and only once a file is given', async () => {
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
     const want = expected.safetensors.find((t) => t.name === 't_U8');
     const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`);
-    await open(page, path.join(FIXTURES, want.file), want.name);
+    // The first load is the app alone; the worker (which reads files) comes with a file.
     assert.ok(!sub.log.some((u) => u.includes('worker')), sub.log.join(' '));
+    await open(page, path.join(FIXTURES, want.file), want.name);
     await readValues(page);
     await checkNumbers(page, want);
     for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm']) {
