@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod gguf;
 pub mod gguf_split;
 pub mod safetensors;
+pub mod pickle;
 
 use crate::report::Format;
 
