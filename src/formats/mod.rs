@@ -6,7 +6,10 @@ pub mod checkpoint;
 pub mod gguf;
 pub mod gguf_split;
 pub mod safetensors;
+pub mod npy;
 pub mod pickle;
+pub mod torch;
+pub mod zip;
 
 use crate::report::Format;
 
