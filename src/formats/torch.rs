@@ -356,7 +356,7 @@ impl Reader {
         let ctx = Context { base: 0, member: None, torch: false };
         self.walk_at(0, &ctx, MAX_PICKLE_LEN)?;
         let first = self.walked(0)?;
-        if first.end != End::Failed && first.root == Value::Int(LEGACY_MAGIC) {
+        if first.end != End::Failed && first.root.as_i128() == Some(LEGACY_MAGIC) {
             return self.run_legacy();
         }
         let mut i = self.empty(Container::Pickle);
@@ -431,7 +431,7 @@ impl Reader {
         // storages, in key-list order, each preceded by its element count
         let main = self.walks.get(&main_start).map(|w| (w.storages.clone(), w.end));
         let Some((storages, _)) = main else { return Err(Need { start: 0, len: 0 }) };
-        let by_key: HashMap<&str, &StorageRef> = storages.iter().map(|s| (s.key.as_str(), s)).collect();
+        let by_key: HashMap<&str, &StorageRef> = storages.iter().map(|s| (&*s.key, s)).collect();
         let mut data_at: HashMap<String, (u64, u64)> = HashMap::new(); // key -> (data start, bytes)
         let mut p = pos;
         let mut stopped = false;
@@ -506,7 +506,7 @@ impl Reader {
                 i.pickle = Some((main_start, e - main_start));
             }
             if let Some(data_at) = data_at {
-                let place = |s: &StorageRef| data_at.get(&s.key).map(|&(d, b)| StoragePlace { data: d, bytes: b, member: None });
+                let place = |s: &StorageRef| data_at.get(&*s.key).map(|&(d, b)| StoragePlace { data: d, bytes: b, member: None });
                 let (t, f) = inventory(w, &place);
                 i.tensors = t;
                 i.findings.extend(f);
@@ -675,7 +675,7 @@ impl Reader {
             }
             match self.member_data(e)? {
                 Ok(d) => {
-                    places.insert(s.key.clone(), StoragePlace { data: d, bytes: e.size, member: Some(name) });
+                    places.insert(s.key.to_string(), StoragePlace { data: d, bytes: e.size, member: Some(name) });
                 }
                 Err(f) => i.findings.push(f),
             }
@@ -686,7 +686,7 @@ impl Reader {
             i.findings.push(Finding::warning(Code::TrailingBytes, format!("{} continues after the pickle's STOP", pkl.name)).at(end.unwrap_or(at)));
         }
         i.pickle = Some((at, pkl.size));
-        let (t, f) = inventory(w, &|s: &StorageRef| places.get(&s.key).cloned());
+        let (t, f) = inventory(w, &|s: &StorageRef| places.get(&*s.key).cloned());
         i.tensors = t;
         i.findings.extend(f);
         absorb(i, w);
@@ -1015,7 +1015,7 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
             },
             (None, false) => match storage_class(&s.type_name) {
                 Some((_, st, k, e)) => ((*st).to_string(), *k, *e),
-                None => (s.type_name.clone(), false, 1),
+                None => (s.type_name.to_string(), false, 1),
             },
             (None, true) => ("U8".to_string(), true, 1),
         };
@@ -1080,7 +1080,7 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
             element_size: el,
             shape: t.shape.clone(),
             stride: t.stride.clone(),
-            storage: s.key.clone(),
+            storage: s.key.to_string(),
             storage_offset: t.storage_offset,
             contiguous,
             start,

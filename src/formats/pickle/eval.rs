@@ -44,7 +44,9 @@ pub const MAX_DIMS: usize = 64;
 pub enum Value {
     None,
     Bool(bool),
-    Int(i128),
+    Int(i64),
+    /// An integer that needs 65 to 128 bits, as two halves (keeps `Value` 8-byte aligned).
+    Long { lo: u64, hi: i64 },
     /// An integer wider than 128 bits.
     BigInt,
     Float(f64),
@@ -63,6 +65,26 @@ pub enum Value {
     Unknown,
 }
 
+/// An integer value, as narrow as it fits.
+pub fn int_value(v: i128) -> Value {
+    match i64::try_from(v) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::Long { lo: v as u64, hi: (v >> 64) as i64 },
+    }
+}
+
+impl Value {
+    /// The integer, when it is one that fits 128 bits.
+    pub fn as_i128(&self) -> Option<i128> {
+        match self {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::Long { lo, hi } => Some((i128::from(*hi) << 64) | i128::from(*lo)),
+            Value::Bool(b) => Some(i128::from(*b)),
+            _ => None,
+        }
+    }
+}
+
 /// An arena object.
 #[derive(Clone, Debug)]
 pub enum Obj {
@@ -70,19 +92,29 @@ pub enum Obj {
     Tuple(Vec<Value>),
     Dict(Vec<(Value, Value)>),
     Set(Vec<Value>),
-    /// The result of a call we did not evaluate: what was called, its arguments, the state
-    /// BUILD gave it, and items / entries appended to it.
-    Instance {
-        func: Value,
-        args: Value,
-        state: Option<Value>,
-        items: Vec<Value>,
-        entries: Vec<(Value, Value)>,
-    },
+    /// The result of a call we did not evaluate (boxed: keeps `Obj` small).
+    Instance(Box<Instance>),
     /// A storage from a persistent id: index into [`Walk::storages`].
     Storage(u32),
     /// A tensor from a rebuild call: index into [`Walk::tensors`].
     Tensor(u32),
+}
+
+/// What was called, its arguments, the state BUILD gave it, and items / entries appended
+/// to it.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub func: Value,
+    pub args: Value,
+    pub state: Option<Value>,
+    pub items: Vec<Value>,
+    pub entries: Vec<(Value, Value)>,
+}
+
+impl Instance {
+    fn new(func: Value, args: Value) -> Obj {
+        Obj::Instance(Box::new(Instance { func, args, state: None, items: Vec::new(), entries: Vec::new() }))
+    }
 }
 
 /// One import the stream performs.
@@ -117,10 +149,10 @@ impl GlobalRef {
 /// A storage named by a torch persistent id `('storage', type, key, location, numel[, view])`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StorageRef {
-    pub key: String,
+    pub key: Rc<str>,
     /// `module.name` of the storage class (`torch.FloatStorage`, `torch.storage.UntypedStorage`).
-    pub type_name: String,
-    pub location: String,
+    pub type_name: Rc<str>,
+    pub location: Rc<str>,
     /// Elements of the storage class (bytes for UntypedStorage).
     pub numel: u64,
     /// Absolute offset of the BINPERSID / PERSID opcode.
@@ -205,6 +237,52 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
     }
 }
 
+/// The memo: dense for the indices writers use (0, 1, 2, … in order), a map for any
+/// other index a file may name (so a lying index never makes us allocate up to it).
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Option<Value>>,
+    sparse: HashMap<u64, Value>,
+    len: usize,
+}
+
+/// How far past the dense part an index may land and still extend it.
+const MEMO_DENSE_GAP: u64 = 1024;
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, idx: u64) -> Option<&Value> {
+        match usize::try_from(idx).ok().and_then(|i| self.dense.get(i)) {
+            Some(slot) => slot.as_ref(),
+            None => self.sparse.get(&idx),
+        }
+    }
+
+    fn insert(&mut self, idx: u64, v: Value) {
+        let dense_len = self.dense.len() as u64;
+        if idx < dense_len.saturating_add(MEMO_DENSE_GAP) && idx < MAX_MEMO as u64 {
+            let i = idx as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, None);
+            }
+            if let Some(slot) = self.dense.get_mut(i) {
+                if slot.is_none() && !self.sparse.contains_key(&idx) {
+                    self.len += 1;
+                }
+                *slot = Some(v);
+                self.sparse.remove(&idx);
+            }
+            return;
+        }
+        if self.sparse.insert(idx, v).is_none() {
+            self.len += 1;
+        }
+    }
+}
+
 struct Sink {
     globals: Vec<GlobalRef>,
     findings: Vec<Finding>,
@@ -218,10 +296,12 @@ struct Machine<'a, 's> {
     sink: &'s mut Sink,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: HashMap<u64, Value>,
+    memo: Memo,
     arena: Vec<Obj>,
     storages: Vec<StorageRef>,
-    storage_by_key: HashMap<String, u32>,
+    storage_by_key: HashMap<Rc<str>, u32>,
+    /// `module.name` of each global, made once (indexed like `sink.globals`).
+    global_names: HashMap<u32, Rc<str>>,
     tensors: Vec<TensorRef>,
     proto: u8,
     /// Offset (in data) of the opcode being executed.
@@ -370,7 +450,7 @@ fn parse_int_line(line: &[u8]) -> Option<Value> {
         _ => {}
     }
     if let Ok(v) = s.parse::<i128>() {
-        return Some(Value::Int(v));
+        return Some(int_value(v));
     }
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(Value::BigInt)
@@ -389,7 +469,7 @@ fn long_bytes(b: &[u8]) -> Value {
     if let Some(dst) = buf.get_mut(..b.len()) {
         dst.copy_from_slice(b);
     }
-    Value::Int(i128::from_le_bytes(buf))
+    int_value(i128::from_le_bytes(buf))
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -401,10 +481,13 @@ impl<'a, 's> Machine<'a, 's> {
             sink,
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: HashMap::new(),
-            arena: Vec::new(),
+            memo: Memo::default(),
+            // every object costs at least one opcode byte; real pickles spend ~20 bytes per
+            // object, so this rarely grows and never exceeds the input's size in slots
+            arena: Vec::with_capacity(data.len() / 32),
             storages: Vec::new(),
             storage_by_key: HashMap::new(),
+            global_names: HashMap::new(),
             tensors: Vec::new(),
             proto: 0,
             pos: 0,
@@ -533,6 +616,12 @@ impl<'a, 's> Machine<'a, 's> {
         if bytes.len() > MAX_STRING_KEPT {
             return Value::LongStr(bytes.len() as u64);
         }
+        // ASCII reads the same in every decoding: one allocation
+        if bytes.is_ascii() {
+            if let Ok(s) = std::str::from_utf8(bytes) {
+                return Value::Str(Rc::from(s));
+            }
+        }
         Value::Str(Rc::from(decode(bytes)))
     }
 
@@ -543,7 +632,7 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn memo_get(&mut self, idx: i64) -> Res<()> {
-        let v = u64::try_from(idx).ok().and_then(|i| self.memo.get(&i)).cloned();
+        let v = u64::try_from(idx).ok().and_then(|i| self.memo.get(i)).cloned();
         match v {
             Some(v) => self.push(v),
             None => malformed(format!("memo index {idx} was never stored")),
@@ -552,7 +641,7 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn memo_put(&mut self, idx: u64) -> Res<()> {
         let v = self.top()?.clone();
-        if self.memo.len() >= MAX_MEMO && !self.memo.contains_key(&idx) {
+        if self.memo.len() >= MAX_MEMO && self.memo.get(idx).is_none() {
             return Err(Stop::Limit(format!("the memo exceeds {MAX_MEMO} entries")));
         }
         self.memo.insert(idx, v);
@@ -561,7 +650,7 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn line_index(line: &[u8]) -> Res<i64> {
         match parse_int_line(line) {
-            Some(Value::Int(v)) => i64::try_from(v).or_else(|_| malformed("memo index out of range")),
+            Some(Value::Int(v)) => Ok(v),
             _ => malformed(format!("not a memo index: {:?}", text(line))),
         }
     }
@@ -609,7 +698,7 @@ impl<'a, 's> Machine<'a, 's> {
             }
             Op::BinInt | Op::BinInt1 | Op::BinInt2 => {
                 let Arg::Int(v) = arg else { return malformed("bad argument") };
-                self.push(Value::Int(i128::from(v)))?;
+                self.push(Value::Int(v))?;
             }
             Op::Long1 | Op::Long4 => {
                 let Arg::Bytes(b) = arg else { return malformed("bad argument") };
@@ -807,21 +896,21 @@ impl<'a, 's> Machine<'a, 's> {
             Op::NewObj => {
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Obj::Instance { func: cls, args, state: None, items: Vec::new(), entries: Vec::new() });
+                let v = self.new_obj(Instance::new(cls, args));
                 self.push(v)?;
             }
             Op::NewObjEx => {
                 let _kwargs = self.pop()?;
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Obj::Instance { func: cls, args, state: None, items: Vec::new(), entries: Vec::new() });
+                let v = self.new_obj(Instance::new(cls, args));
                 self.push(v)?;
             }
             Op::Build => {
                 let state = self.pop()?;
                 let target = self.top()?.clone();
-                if let Some(Obj::Instance { state: s, .. }) = self.obj_mut(&target) {
-                    *s = Some(state);
+                if let Some(Obj::Instance(inst)) = self.obj_mut(&target) {
+                    inst.state = Some(state);
                 }
             }
             Op::PersId => {
@@ -853,7 +942,7 @@ impl<'a, 's> Machine<'a, 's> {
         let target = self.top()?.clone();
         match self.obj_mut(&target) {
             Some(Obj::List(v) | Obj::Set(v)) => v.extend(new),
-            Some(Obj::Instance { items, .. }) => items.extend(new),
+            Some(Obj::Instance(inst)) => inst.items.extend(new),
             _ => return malformed("APPEND to something that is not a list"),
         }
         Ok(())
@@ -863,7 +952,7 @@ impl<'a, 's> Machine<'a, 's> {
         let target = self.top()?.clone();
         match self.obj_mut(&target) {
             Some(Obj::Dict(d)) => d.extend(new),
-            Some(Obj::Instance { entries, .. }) => entries.extend(new),
+            Some(Obj::Instance(inst)) => inst.entries.extend(new),
             _ => return malformed("SETITEM on something that is not a dict"),
         }
         Ok(())
@@ -931,7 +1020,7 @@ impl<'a, 's> Machine<'a, 's> {
         match self.obj(v)? {
             Obj::Tuple(t) | Obj::List(t) => Some(t.clone()),
             // torch.Size((…)) — a tuple subclass built by a call
-            Obj::Instance { args, .. } => match self.obj(args)? {
+            Obj::Instance(inst) => match self.obj(&inst.args)? {
                 Obj::Tuple(t) if t.len() == 1 => self.tuple_items(t.first()?),
                 _ => None,
             },
@@ -955,7 +1044,7 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn call(&mut self, func: Value, args: Value) -> Res<Value> {
         let generic = |m: &mut Self, func: Value, args: Value| {
-            m.new_obj(Obj::Instance { func, args, state: None, items: Vec::new(), entries: Vec::new() })
+            m.new_obj(Instance::new(func, args))
         };
         let Some(k) = self.known_of(&func) else {
             return Ok(generic(self, func, args));
@@ -1042,8 +1131,8 @@ impl<'a, 's> Machine<'a, 's> {
                 Some((m.to_string(), Some(n.to_string())))
             }
             Value::Obj(_) => match self.obj(v)? {
-                Obj::Instance { func, args, .. } if self.known_of(func) == Some(Known::Import) => {
-                    match self.tuple_items(args)?.first()? {
+                Obj::Instance(inst) if self.known_of(&inst.func) == Some(Known::Import) => {
+                    match self.tuple_items(&inst.args)?.first()? {
                         Value::Str(m) => Some((m.to_string(), None)),
                         _ => None,
                     }
@@ -1086,18 +1175,19 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn persistent_load(&mut self, pid: Value) -> Value {
         let at = self.here();
-        let items = self.tuple_items(&pid).unwrap_or_default();
-        let parsed = match items.as_slice() {
-            [Value::Str(tag), ty, Value::Str(key), Value::Str(loc), Value::Int(numel), ..] if &**tag == "storage" => {
-                let type_name = match ty {
-                    Value::Global(i) => self.sink.globals.get(*i as usize).and_then(|g| g.full()).map(|(m, n)| format!("{m}.{n}")),
-                    _ => None,
-                };
-                type_name.zip(u64::try_from(*numel).ok()).map(|(t, n)| (key.to_string(), t, loc.to_string(), n))
-            }
+        let parsed = match self.obj(&pid) {
+            Some(Obj::Tuple(items)) => match items.as_slice() {
+                [Value::Str(tag), Value::Global(g), Value::Str(key), Value::Str(loc), Value::Int(numel), ..]
+                    if &**tag == "storage" =>
+                {
+                    u64::try_from(*numel).ok().map(|n| (*g, key.clone(), loc.clone(), n))
+                }
+                _ => None,
+            },
             _ => None,
         };
-        let Some((key, type_name, location, numel)) = parsed else {
+        let parsed = parsed.and_then(|(g, key, loc, n)| Some((self.global_name(g)?, key, loc, n)));
+        let Some((type_name, key, location, numel)) = parsed else {
             let msg = if self.ctx.torch {
                 "a persistent id that is not ('storage', type, key, location, numel): its object is unknown"
             } else {
@@ -1123,6 +1213,17 @@ impl<'a, 's> Machine<'a, 's> {
             }
         };
         self.new_obj(Obj::Storage(id))
+    }
+
+    /// `module.name` of a recorded global (made once per global).
+    fn global_name(&mut self, g: u32) -> Option<Rc<str>> {
+        if let Some(n) = self.global_names.get(&g) {
+            return Some(n.clone());
+        }
+        let (m, n) = self.sink.globals.get(g as usize)?.full()?;
+        let name: Rc<str> = Rc::from(format!("{m}.{n}"));
+        self.global_names.insert(g, name.clone());
+        Some(name)
     }
 
     /// Walks a pickle passed to `pickle.loads`.
@@ -1274,7 +1375,8 @@ impl Walk {
                     child(i.to_string(), val, path, on_path, seen, out, findings);
                 }
             }
-            Obj::Instance { state, items, entries, .. } => {
+            Obj::Instance(inst) => {
+                let Instance { state, items, entries, .. } = &**inst;
                 if let Some(s) = state {
                     // an object's attributes are its children: __dict__ keys join the path
                     match s {
@@ -1303,6 +1405,7 @@ fn key_text(k: &Value) -> String {
     match k {
         Value::Str(s) => s.to_string(),
         Value::Int(i) => i.to_string(),
+        Value::Long { .. } => k.as_i128().map_or_else(|| "?".into(), |i| i.to_string()),
         Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         Value::None => "None".to_string(),
         Value::Float(f) => f.to_string(),

@@ -108,7 +108,7 @@ fn state_dict_paths() {
     assert_eq!(w.storages.len(), 2);
     assert_eq!(w.tensors[0].shape, vec![2, 3]);
     assert_eq!(w.tensors[0].stride, vec![3, 1]);
-    assert_eq!(w.storages[0].type_name, "torch.FloatStorage");
+    assert_eq!(&*w.storages[0].type_name, "torch.FloatStorage");
 }
 
 #[test]
