@@ -114,6 +114,13 @@ fn state_dict_pickle(n: usize) -> Vec<u8> {
     p
 }
 
+/// Nanoseconds this thread has run on a CPU (Linux `/proc/thread-self/schedstat`), so
+/// the rate does not depend on how busy the shared machine is; `None` elsewhere.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
 fn check(data: &[u8], n: usize) {
     let w = walk(data, &Context { torch: true, ..Context::default() });
     assert!(w.findings.is_empty(), "{:?}", w.findings.first());
@@ -141,20 +148,24 @@ fn walk_rate_50mb() {
     let mb = data.len() as f64 / 1e6;
     let mut best = f64::MAX;
     for _ in 0..3 {
+        let c0 = cpu_ns();
         let t = Instant::now();
         let w = walk(&data, &Context { torch: true, ..Context::default() });
         let walked = t.elapsed().as_secs_f64();
+        let cpu = c0.zip(cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9);
         let (named, _) = w.named_tensors();
         let total = t.elapsed().as_secs_f64();
         assert_eq!(named.len(), n);
+        let on_cpu = cpu.unwrap_or(walked);
         println!(
-            "{mb:.1} MB, {} opcodes, {n} tensors: walk {walked:.3} s ({:.0} MB/s), walk + key paths {total:.3} s ({:.0} MB/s)",
+            "{mb:.1} MB, {} opcodes, {n} tensors: walk {walked:.3} s wall ({:.0} MB/s), {on_cpu:.3} s on CPU ({:.0} MB/s); walk + key paths {total:.3} s wall",
             w.opcodes,
             mb / walked,
-            mb / total
+            mb / on_cpu,
         );
-        best = best.min(walked);
+        drop(w);
+        best = best.min(on_cpu);
     }
-    println!("best walk rate: {:.0} MB/s", mb / best);
+    println!("best walk rate: {:.0} MB/s of CPU time", mb / best);
     assert!(mb / best >= 100.0, "walk rate {:.0} MB/s is under the 100 MB/s target", mb / best);
 }

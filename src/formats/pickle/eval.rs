@@ -15,7 +15,7 @@ use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
 use crate::error::{Code, Finding};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// Most opcodes walked in one file (all nested pickles included). A 50 MB state-dict
@@ -266,14 +266,26 @@ impl Memo {
         if idx < dense_len.saturating_add(MEMO_DENSE_GAP) && idx < MAX_MEMO as u64 {
             let i = idx as usize;
             if i >= self.dense.len() {
+                let from = self.dense.len() as u64;
                 self.dense.resize(i + 1, None);
+                if !self.sparse.is_empty() {
+                    // entries stored sparse before the dense part reached them move over
+                    for k in from..=idx {
+                        if let Some(old) = self.sparse.remove(&k) {
+                            if let Some(slot) = self.dense.get_mut(k as usize) {
+                                *slot = Some(old);
+                            }
+                        }
+                    }
+                }
             }
+            // an index lands in the dense part only once it is below its end, so the
+            // sparse map never holds it (and is not hashed on this hot path)
             if let Some(slot) = self.dense.get_mut(i) {
-                if slot.is_none() && !self.sparse.contains_key(&idx) {
+                if slot.is_none() {
                     self.len += 1;
                 }
                 *slot = Some(v);
-                self.sparse.remove(&idx);
             }
             return;
         }
@@ -299,9 +311,9 @@ struct Machine<'a, 's> {
     memo: Memo,
     arena: Vec<Obj>,
     storages: Vec<StorageRef>,
-    storage_by_key: HashMap<Rc<str>, u32>,
+    storage_by_key: BTreeMap<Rc<str>, u32>,
     /// `module.name` of each global, made once (indexed like `sink.globals`).
-    global_names: HashMap<u32, Rc<str>>,
+    global_names: Vec<Option<Rc<str>>>,
     tensors: Vec<TensorRef>,
     proto: u8,
     /// Offset (in data) of the opcode being executed.
@@ -481,13 +493,15 @@ impl<'a, 's> Machine<'a, 's> {
             sink,
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: Memo::default(),
+            // writers memoize about one object per 12 bytes of stream (torch's data.pkl:
+            // ~13); sized from the bytes we hold, never from a count the file claims
+            memo: Memo { dense: Vec::with_capacity(data.len() / 16), ..Memo::default() },
             // every object costs at least one opcode byte; real pickles spend ~20 bytes per
             // object, so this rarely grows and never exceeds the input's size in slots
             arena: Vec::with_capacity(data.len() / 32),
             storages: Vec::new(),
-            storage_by_key: HashMap::new(),
-            global_names: HashMap::new(),
+            storage_by_key: BTreeMap::new(),
+            global_names: Vec::new(),
             tensors: Vec::new(),
             proto: 0,
             pos: 0,
@@ -1016,20 +1030,24 @@ impl<'a, 's> Machine<'a, 's> {
         known(m, n)
     }
 
-    fn tuple_items(&self, v: &Value) -> Option<Vec<Value>> {
+    /// The items of a tuple or list (or of `torch.Size((…))`, a tuple built by a call).
+    fn tuple_ref(&self, v: &Value) -> Option<&[Value]> {
         match self.obj(v)? {
-            Obj::Tuple(t) | Obj::List(t) => Some(t.clone()),
-            // torch.Size((…)) — a tuple subclass built by a call
+            Obj::Tuple(t) | Obj::List(t) => Some(t),
             Obj::Instance(inst) => match self.obj(&inst.args)? {
-                Obj::Tuple(t) if t.len() == 1 => self.tuple_items(t.first()?),
+                Obj::Tuple(t) if t.len() == 1 => self.tuple_ref(t.first()?),
                 _ => None,
             },
             _ => None,
         }
     }
 
+    fn tuple_items(&self, v: &Value) -> Option<Vec<Value>> {
+        self.tuple_ref(v).map(<[Value]>::to_vec)
+    }
+
     fn ints(&self, v: &Value) -> Option<Vec<u64>> {
-        let items = self.tuple_items(v)?;
+        let items = self.tuple_ref(v)?;
         if items.len() > MAX_DIMS {
             return None;
         }
@@ -1049,25 +1067,27 @@ impl<'a, 's> Machine<'a, 's> {
         let Some(k) = self.known_of(&func) else {
             return Ok(generic(self, func, args));
         };
-        let items = self.tuple_items(&args).unwrap_or_default();
         let at = self.here();
-        match k {
-            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3 => {
-                match self.rebuild(k, &items, at) {
-                    Some(t) => Ok(t),
-                    None => {
-                        self.finding(
-                            Finding::warning(
-                                Code::PickleMalformed,
-                                "a tensor rebuild call whose arguments are not (storage, offset, size, stride, …): the tensor is not listed",
-                            )
-                            .at(at)
-                            .field("pickle"),
-                        );
-                        Ok(generic(self, func, args))
-                    }
+        if matches!(k, Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3) {
+            return match self.rebuild(k, &args, at) {
+                Some(t) => Ok(t),
+                None => {
+                    self.finding(
+                        Finding::warning(
+                            Code::PickleMalformed,
+                            "a tensor rebuild call whose arguments are not (storage, offset, size, stride, …): the tensor is not listed",
+                        )
+                        .at(at)
+                        .field("pickle"),
+                    );
+                    Ok(generic(self, func, args))
                 }
-            }
+            };
+        }
+        let items = self.tuple_items(&args).unwrap_or_default();
+        match k {
+            // handled above
+            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3 => Ok(generic(self, func, args)),
             Known::RebuildParameter => Ok(items.first().cloned().unwrap_or(Value::Unknown)),
             Known::RebuildFromTypeV2 => {
                 // (func, new_type, args, state): the tensor is func(*args)
@@ -1143,7 +1163,8 @@ impl<'a, 's> Machine<'a, 's> {
         }
     }
 
-    fn rebuild(&mut self, k: Known, items: &[Value], at: u64) -> Option<Value> {
+    fn rebuild(&mut self, k: Known, args: &Value, at: u64) -> Option<Value> {
+        let items = self.tuple_ref(args)?;
         let storage = match self.obj(items.first()?)? {
             Obj::Storage(s) => *s,
             _ => return None,
@@ -1203,26 +1224,29 @@ impl<'a, 's> Machine<'a, 's> {
                     .field("pickle"),
             );
         }
-        let id = match self.storage_by_key.get(&key) {
-            Some(&id) => id,
-            None => {
-                let id = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
-                self.storages.push(StorageRef { key: key.clone(), type_name, location, numel, offset: at });
-                self.storage_by_key.insert(key, id);
-                id
-            }
-        };
+        let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
+        let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
+        if id == next {
+            self.storages.push(StorageRef { key, type_name, location, numel, offset: at });
+        }
         self.new_obj(Obj::Storage(id))
     }
 
     /// `module.name` of a recorded global (made once per global).
     fn global_name(&mut self, g: u32) -> Option<Rc<str>> {
-        if let Some(n) = self.global_names.get(&g) {
+        let i = g as usize;
+        if let Some(Some(n)) = self.global_names.get(i) {
             return Some(n.clone());
         }
-        let (m, n) = self.sink.globals.get(g as usize)?.full()?;
+        let (m, n) = self.sink.globals.get(i)?.full()?;
         let name: Rc<str> = Rc::from(format!("{m}.{n}"));
-        self.global_names.insert(g, name.clone());
+        if self.global_names.len() <= i {
+            // globals are recorded one opcode each, so this is bounded by the opcodes
+            self.global_names.resize(i + 1, None);
+        }
+        if let Some(slot) = self.global_names.get_mut(i) {
+            *slot = Some(name.clone());
+        }
         Some(name)
     }
 
