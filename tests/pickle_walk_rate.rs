@@ -122,7 +122,13 @@ fn cpu_ns() -> Option<u64> {
 }
 
 fn check(data: &[u8], n: usize) {
-    let w = walk(data, &Context { torch: true, ..Context::default() });
+    let w = walk(
+        data,
+        &Context {
+            torch: true,
+            ..Context::default()
+        },
+    );
     assert!(w.findings.is_empty(), "{:?}", w.findings.first());
     let (named, _) = w.named_tensors();
     assert_eq!(named.len(), n);
@@ -150,7 +156,13 @@ fn walk_rate_50mb() {
     for _ in 0..3 {
         let c0 = cpu_ns();
         let t = Instant::now();
-        let w = walk(&data, &Context { torch: true, ..Context::default() });
+        let w = walk(
+            &data,
+            &Context {
+                torch: true,
+                ..Context::default()
+            },
+        );
         let walked = t.elapsed().as_secs_f64();
         let cpu = c0.zip(cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9);
         let (named, _) = w.named_tensors();
@@ -167,5 +179,9 @@ fn walk_rate_50mb() {
         best = best.min(on_cpu);
     }
     println!("best walk rate: {:.0} MB/s of CPU time", mb / best);
-    assert!(mb / best >= 100.0, "walk rate {:.0} MB/s is under the 100 MB/s target", mb / best);
+    assert!(
+        mb / best >= 100.0,
+        "walk rate {:.0} MB/s is under the 100 MB/s target",
+        mb / best
+    );
 }

@@ -44,15 +44,29 @@ pub struct Header {
 /// How many bytes the whole header takes, from the first [`PREFIX_V2`] bytes (fewer are
 /// fine for version 1). Err when the magic or version is wrong.
 pub fn header_len(prefix: &[u8], at: u64) -> Result<Option<u64>, Finding> {
-    let bad = |m: String| Finding::error(Code::NpyMalformed, m).at(at).field("npy header");
-    let Some(magic) = prefix.get(..6) else { return Ok(None) };
+    let bad = |m: String| {
+        Finding::error(Code::NpyMalformed, m)
+            .at(at)
+            .field("npy header")
+    };
+    let Some(magic) = prefix.get(..6) else {
+        return Ok(None);
+    };
     if magic != MAGIC {
         return Err(bad("no \\x93NUMPY magic".into()));
     }
-    let (Some(&major), Some(_minor)) = (prefix.get(6), prefix.get(7)) else { return Ok(None) };
+    let (Some(&major), Some(_minor)) = (prefix.get(6), prefix.get(7)) else {
+        return Ok(None);
+    };
     let (len, pre) = match major {
         1 => match prefix.get(8..10) {
-            Some(b) => (u64::from(u16::from_le_bytes([*b.first().unwrap_or(&0), *b.get(1).unwrap_or(&0)])), PREFIX_V1),
+            Some(b) => (
+                u64::from(u16::from_le_bytes([
+                    *b.first().unwrap_or(&0),
+                    *b.get(1).unwrap_or(&0),
+                ])),
+                PREFIX_V1,
+            ),
             None => return Ok(None),
         },
         2 | 3 => match prefix.get(8..12) {
@@ -66,7 +80,9 @@ pub fn header_len(prefix: &[u8], at: u64) -> Result<Option<u64>, Finding> {
         v => return Err(bad(format!("unknown .npy version {v}"))),
     };
     if len > MAX_HEADER_LEN {
-        return Err(bad(format!("a {len}-byte header exceeds the {MAX_HEADER_LEN}-byte limit")));
+        return Err(bad(format!(
+            "a {len}-byte header exceeds the {MAX_HEADER_LEN}-byte limit"
+        )));
     }
     Ok(Some(pre + len))
 }
@@ -74,7 +90,11 @@ pub fn header_len(prefix: &[u8], at: u64) -> Result<Option<u64>, Finding> {
 /// Parses the whole header (`bytes` holds at least [`header_len`] bytes; `at` is the
 /// absolute offset of the `.npy` start, for findings).
 pub fn parse(bytes: &[u8], at: u64) -> Result<Header, Finding> {
-    let bad = |m: String| Finding::error(Code::NpyMalformed, m).at(at).field("npy header");
+    let bad = |m: String| {
+        Finding::error(Code::NpyMalformed, m)
+            .at(at)
+            .field("npy header")
+    };
     let total = match header_len(bytes, at)? {
         Some(t) => t,
         None => return Err(bad("the header is cut short".into())),
@@ -88,11 +108,21 @@ pub fn parse(bytes: &[u8], at: u64) -> Result<Header, Finding> {
         .ok_or_else(|| bad("the header is cut short".into()))?;
     let text = std::str::from_utf8(text).map_err(|_| bad("the header is not text".into()))?;
     let mut p = Lit::parser(text);
-    let lit = p.value(0).ok_or_else(|| bad(format!("the header is not a Python literal: {:?}", text.trim())))?;
+    let lit = p.value(0).ok_or_else(|| {
+        bad(format!(
+            "the header is not a Python literal: {:?}",
+            text.trim()
+        ))
+    })?;
     let Lit::Dict(items) = lit else {
         return Err(bad("the header is not a dict".into()));
     };
-    let get = |k: &str| items.iter().find(|(key, _)| matches!(key, Lit::Str(s) if s == k)).map(|(_, v)| v);
+    let get = |k: &str| {
+        items
+            .iter()
+            .find(|(key, _)| matches!(key, Lit::Str(s) if s == k))
+            .map(|(_, v)| v)
+    };
     let descr = match get("descr") {
         Some(Lit::Str(s)) => s.clone(),
         Some(Lit::List(_)) => "structured".to_string(),
@@ -187,7 +217,10 @@ struct LitParser<'a> {
 
 impl Lit {
     fn parser(text: &str) -> LitParser<'_> {
-        LitParser { s: text.as_bytes(), i: 0 }
+        LitParser {
+            s: text.as_bytes(),
+            i: 0,
+        }
     }
 }
 
@@ -260,7 +293,9 @@ impl LitParser<'_> {
                 while *self.s.get(self.i)? != c {
                     self.i += 1;
                 }
-                let v = std::str::from_utf8(self.s.get(start..self.i)?).ok()?.to_string();
+                let v = std::str::from_utf8(self.s.get(start..self.i)?)
+                    .ok()?
+                    .to_string();
                 self.i += 1;
                 Some(Lit::Str(v))
             }
@@ -269,14 +304,21 @@ impl LitParser<'_> {
                 while self.s.get(self.i).is_some_and(|d| d.is_ascii_digit()) {
                     self.i += 1;
                 }
-                let v = std::str::from_utf8(self.s.get(start..self.i)?).ok()?.parse().ok()?;
+                let v = std::str::from_utf8(self.s.get(start..self.i)?)
+                    .ok()?
+                    .parse()
+                    .ok()?;
                 if self.s.get(self.i) == Some(&b'L') {
                     self.i += 1; // Python 2 long
                 }
                 Some(Lit::Int(v))
             }
             _ => {
-                for (word, lit) in [("True", Lit::Bool(true)), ("False", Lit::Bool(false)), ("None", Lit::None)] {
+                for (word, lit) in [
+                    ("True", Lit::Bool(true)),
+                    ("False", Lit::Bool(false)),
+                    ("None", Lit::None),
+                ] {
                     if self.s.get(self.i..self.i + word.len()) == Some(word.as_bytes()) {
                         self.i += word.len();
                         return Some(lit);
@@ -302,13 +344,35 @@ mod tests {
 
     #[test]
     fn parses_numpy_headers() {
-        let h = parse(&npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }        \n"), 0).unwrap();
-        assert_eq!((h.descr.as_str(), h.fortran_order, h.shape.clone(), h.dtype), ("<f4", false, vec![3, 4], Some("F32")));
-        let h = parse(&npy("{'descr': '|O', 'fortran_order': True, 'shape': (), }\n"), 0).unwrap();
+        let h = parse(
+            &npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }        \n"),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            (h.descr.as_str(), h.fortran_order, h.shape.clone(), h.dtype),
+            ("<f4", false, vec![3, 4], Some("F32"))
+        );
+        let h = parse(
+            &npy("{'descr': '|O', 'fortran_order': True, 'shape': (), }\n"),
+            0,
+        )
+        .unwrap();
         assert!(h.object && h.fortran_order && h.shape.is_empty());
-        let h = parse(&npy("{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }\n"), 0).unwrap();
-        assert_eq!((h.dtype, h.big_endian, h.shape.clone()), (None, true, vec![3]));
-        let h = parse(&npy("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }\n"), 0).unwrap();
+        let h = parse(
+            &npy("{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }\n"),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            (h.dtype, h.big_endian, h.shape.clone()),
+            (None, true, vec![3])
+        );
+        let h = parse(
+            &npy("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }\n"),
+            0,
+        )
+        .unwrap();
         assert_eq!(h.descr, "structured");
     }
 
@@ -316,8 +380,14 @@ mod tests {
     fn refuses_broken_headers() {
         assert!(parse(&npy("{'descr': '<f4', 'shape': (3,), }\n"), 0).is_err());
         assert!(parse(&npy("__import__('os')\n"), 0).is_err());
-        assert!(parse(b"\x93NUMPY\x01\x00\xff\x00{", 0).is_err(), "cut short");
+        assert!(
+            parse(b"\x93NUMPY\x01\x00\xff\x00{", 0).is_err(),
+            "cut short"
+        );
         assert!(header_len(b"\x93NUMPY\x09\x00", 0).is_err());
-        assert!(parse(&npy(&format!("{}\n", "(".repeat(100))), 0).is_err(), "too deep");
+        assert!(
+            parse(&npy(&format!("{}\n", "(".repeat(100))), 0).is_err(),
+            "too deep"
+        );
     }
 }

@@ -156,7 +156,10 @@ impl Inspection {
 #[derive(Debug)]
 pub enum Next {
     /// Supply `[start, start + len)` with [`Reader::supply`], then step again.
-    NeedRange { start: u64, len: u64 },
+    NeedRange {
+        start: u64,
+        len: u64,
+    },
     Done(Box<Inspection>),
 }
 
@@ -229,6 +232,9 @@ struct Need {
 
 type Fetch<T> = Result<T, Need>;
 
+/// A central directory: its entries and what was wrong with it.
+type Directory = (Vec<zip::Entry>, Vec<Finding>);
+
 /// The resumable parser (see the module documentation).
 #[derive(Debug)]
 pub struct Reader {
@@ -240,7 +246,7 @@ pub struct Reader {
     /// Memoized walks by absolute start offset (only finished ones: STOP, failure, or out
     /// of data at the end of the file).
     walks: HashMap<u64, Walk>,
-    directory: Option<(Vec<zip::Entry>, Vec<Finding>)>,
+    directory: Option<Directory>,
 }
 
 impl Reader {
@@ -272,7 +278,11 @@ impl Reader {
         if let Some((start, want, got)) = self.short_read {
             let mut i = self.empty(Container::Unknown);
             i.findings.push(
-                Finding::error(Code::ReadFailed, format!("asked for {want} bytes at {start}, got {got}")).at(start),
+                Finding::error(
+                    Code::ReadFailed,
+                    format!("asked for {want} bytes at {start}, got {got}"),
+                )
+                .at(start),
             );
             return Next::Done(Box::new(self.finish(i)));
         }
@@ -283,7 +293,10 @@ impl Reader {
             }
             Err(n) => {
                 self.asked = Some(n);
-                Next::NeedRange { start: n.start, len: n.len }
+                Next::NeedRange {
+                    start: n.start,
+                    len: n.len,
+                }
             }
         }
     }
@@ -294,7 +307,10 @@ impl Reader {
             size: self.file_len,
             bytes_read: self.bytes_read,
             tensors: Vec::new(),
-            safety: Safety { verdict: Verdict::Error, globals: Vec::new() },
+            safety: Safety {
+                verdict: Verdict::Error,
+                globals: Vec::new(),
+            },
             findings: Vec::new(),
             opcodes: 0,
             members: Vec::new(),
@@ -313,7 +329,8 @@ impl Reader {
     fn run(&mut self) -> Fetch<Inspection> {
         if self.file_len == 0 {
             let mut i = self.empty(Container::Unknown);
-            i.findings.push(Finding::error(Code::FileTooShort, "the file is empty").at(0));
+            i.findings
+                .push(Finding::error(Code::FileTooShort, "the file is empty").at(0));
             return Ok(i);
         }
         let head = self.get(0, HEAD_LEN)?.to_vec();
@@ -335,12 +352,21 @@ impl Reader {
             let avail = self.cache.run_from(start);
             let avail_end = start.saturating_add(avail.len() as u64);
             let cap = start.saturating_add(limit).min(self.file_len);
-            let window = avail.get(..usize::try_from(cap.saturating_sub(start)).unwrap_or(usize::MAX).min(avail.len())).unwrap_or(avail);
+            let window = avail
+                .get(
+                    ..usize::try_from(cap.saturating_sub(start))
+                        .unwrap_or(usize::MAX)
+                        .min(avail.len()),
+                )
+                .unwrap_or(avail);
             let w = eval::walk(window, ctx);
             if let End::OutOfData(_) = w.end {
                 if avail_end < cap {
                     let len = (avail.len() as u64).max(PICKLE_CHUNK).min(cap - avail_end);
-                    return Err(Need { start: avail_end, len });
+                    return Err(Need {
+                        start: avail_end,
+                        len,
+                    });
                 }
             }
             self.walks.insert(start, w);
@@ -353,7 +379,11 @@ impl Reader {
     }
 
     fn run_pickles(&mut self) -> Fetch<Inspection> {
-        let ctx = Context { base: 0, member: None, torch: false };
+        let ctx = Context {
+            base: 0,
+            member: None,
+            torch: false,
+        };
         self.walk_at(0, &ctx, MAX_PICKLE_LEN)?;
         let first = self.walked(0)?;
         if first.end != End::Failed && first.root.as_i128() == Some(LEGACY_MAGIC) {
@@ -367,7 +397,10 @@ impl Reader {
                 i.findings.push(
                     Finding::warning(
                         Code::TrailingBytes,
-                        format!("{} bytes follow the pickle's STOP (not read)", self.file_len - end),
+                        format!(
+                            "{} bytes follow the pickle's STOP (not read)",
+                            self.file_len - end
+                        ),
                     )
                     .at(end),
                 );
@@ -376,14 +409,22 @@ impl Reader {
         if first.end == End::Failed && first.opcodes <= 1 {
             // not a pickle at all (random bytes, another format)
             i.format = Container::Unknown;
-            i.findings.push(Finding::error(Code::UnknownFormat, "not a pickle, a zip or a .npy file").at(0));
+            i.findings.push(
+                Finding::error(Code::UnknownFormat, "not a pickle, a zip or a .npy file").at(0),
+            );
         }
         absorb(&mut i, first);
         Ok(i)
     }
 
     /// Where a finished walk ended, with a finding when it did not reach STOP.
-    fn pickle_end(&self, w: &Walk, start: u64, what: &str, findings: &mut Vec<Finding>) -> Option<u64> {
+    fn pickle_end(
+        &self,
+        w: &Walk,
+        start: u64,
+        what: &str,
+        findings: &mut Vec<Finding>,
+    ) -> Option<u64> {
         match w.end {
             End::Stop(e) => Some(e),
             End::OutOfData(at) => {
@@ -403,11 +444,21 @@ impl Reader {
     fn run_legacy(&mut self) -> Fetch<Inspection> {
         let mut i = self.empty(Container::PytorchLegacy);
         let mut pos = 0u64;
-        let names = ["the magic number", "the protocol version", "the system info", "the main pickle", "the storage keys"];
+        let names = [
+            "the magic number",
+            "the protocol version",
+            "the system info",
+            "the main pickle",
+            "the storage keys",
+        ];
         let mut main_start = 0u64;
         let mut keys: Vec<String> = Vec::new();
         for (k, what) in names.iter().enumerate() {
-            let ctx = Context { base: pos, member: None, torch: k == 3 };
+            let ctx = Context {
+                base: pos,
+                member: None,
+                torch: k == 3,
+            };
             self.walk_at(pos, &ctx, MAX_PICKLE_LEN)?;
             let w = self.walked(pos)?;
             if k == 3 {
@@ -429,8 +480,13 @@ impl Reader {
             pos = end;
         }
         // storages, in key-list order, each preceded by its element count
-        let main = self.walks.get(&main_start).map(|w| (w.storages.clone(), w.end));
-        let Some((storages, _)) = main else { return Err(Need { start: 0, len: 0 }) };
+        let main = self
+            .walks
+            .get(&main_start)
+            .map(|w| (w.storages.clone(), w.end));
+        let Some((storages, _)) = main else {
+            return Err(Need { start: 0, len: 0 });
+        };
         let by_key: HashMap<&str, &StorageRef> = storages.iter().map(|s| (&*s.key, s)).collect();
         let mut data_at: HashMap<String, (u64, u64)> = HashMap::new(); // key -> (data start, bytes)
         let mut p = pos;
@@ -447,8 +503,13 @@ impl Reader {
             };
             if p.saturating_add(LEGACY_COUNT_LEN) > self.file_len {
                 i.findings.push(
-                    Finding::error(Code::MissingStorage, format!("storage {key:?} should start at byte {p}, past the end of the file"))
-                        .at(p),
+                    Finding::error(
+                        Code::MissingStorage,
+                        format!(
+                            "storage {key:?} should start at byte {p}, past the end of the file"
+                        ),
+                    )
+                    .at(p),
                 );
                 stopped = true;
                 break;
@@ -461,14 +522,23 @@ impl Reader {
                 i.findings.push(
                     Finding::error(
                         Code::StorageSizeMismatch,
-                        format!("storage {key:?} records {count} elements; the pickle says {}", s.numel),
+                        format!(
+                            "storage {key:?} records {count} elements; the pickle says {}",
+                            s.numel
+                        ),
                     )
                     .at(p),
                 );
             }
             let el = storage_element_size(&s.type_name).unwrap_or(1);
             let Some(bytes) = count.checked_mul(el) else {
-                i.findings.push(Finding::error(Code::ShapeOverflow, format!("storage {key:?}: {count} elements overflow")).at(p));
+                i.findings.push(
+                    Finding::error(
+                        Code::ShapeOverflow,
+                        format!("storage {key:?}: {count} elements overflow"),
+                    )
+                    .at(p),
+                );
                 stopped = true;
                 break;
             };
@@ -488,7 +558,11 @@ impl Reader {
         }
         if !stopped && p < self.file_len {
             i.findings.push(
-                Finding::warning(Code::TrailingBytes, format!("{} bytes after the last storage", self.file_len - p)).at(p),
+                Finding::warning(
+                    Code::TrailingBytes,
+                    format!("{} bytes after the last storage", self.file_len - p),
+                )
+                .at(p),
             );
         }
         for s in walk_starts(&self.walks, 0, 5) {
@@ -500,13 +574,24 @@ impl Reader {
         Ok(tail)
     }
 
-    fn legacy_tail(&self, mut i: Inspection, main_start: u64, data_at: Option<&HashMap<String, (u64, u64)>>) -> Inspection {
+    fn legacy_tail(
+        &self,
+        mut i: Inspection,
+        main_start: u64,
+        data_at: Option<&HashMap<String, (u64, u64)>>,
+    ) -> Inspection {
         if let Some(w) = self.walks.get(&main_start) {
             if let End::Stop(e) = w.end {
                 i.pickle = Some((main_start, e - main_start));
             }
             if let Some(data_at) = data_at {
-                let place = |s: &StorageRef| data_at.get(&*s.key).map(|&(d, b)| StoragePlace { data: d, bytes: b, member: None });
+                let place = |s: &StorageRef| {
+                    data_at.get(&*s.key).map(|&(d, b)| StoragePlace {
+                        data: d,
+                        bytes: b,
+                        member: None,
+                    })
+                };
                 let (t, f) = inventory(w, &place);
                 i.tensors = t;
                 i.findings.extend(f);
@@ -521,11 +606,20 @@ impl Reader {
         // guess from the first member's name, for a zip too broken to read
         let first_name = head
             .get(26..28)
-            .map(|b| usize::from(u16::from_le_bytes([*b.first().unwrap_or(&0), *b.get(1).unwrap_or(&0)])))
+            .map(|b| {
+                usize::from(u16::from_le_bytes([
+                    *b.first().unwrap_or(&0),
+                    *b.get(1).unwrap_or(&0),
+                ]))
+            })
             .and_then(|n| head.get(30..30 + n))
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default();
-        let guess = if first_name.ends_with(".npy") { Container::Npz } else { Container::PytorchZip };
+        let guess = if first_name.ends_with(".npy") {
+            Container::Npz
+        } else {
+            Container::PytorchZip
+        };
         if self.directory.is_none() {
             match self.read_directory()? {
                 Ok(d) => self.directory = Some(d),
@@ -541,7 +635,10 @@ impl Reader {
         };
         let pkl = entries
             .iter()
-            .filter(|e| e.name == "data.pkl" || (e.name.ends_with("/data.pkl") && e.name.matches('/').count() == 1))
+            .filter(|e| {
+                e.name == "data.pkl"
+                    || (e.name.ends_with("/data.pkl") && e.name.matches('/').count() == 1)
+            })
             .min_by_key(|e| e.name.len());
         let mut i;
         if let Some(pkl) = pkl.cloned() {
@@ -565,10 +662,13 @@ impl Reader {
     }
 
     /// The central directory, or a finding when the zip cannot be read.
-    fn read_directory(&self) -> Fetch<Result<(Vec<zip::Entry>, Vec<Finding>), Finding>> {
+    fn read_directory(&self) -> Fetch<Result<Directory, Finding>> {
         let len = self.file_len;
         let mut dir = None;
-        for window in [TAIL_LEN, zip::EOCD_LEN + zip::MAX_COMMENT + zip::ZIP64_LOCATOR_LEN] {
+        for window in [
+            TAIL_LEN,
+            zip::EOCD_LEN + zip::MAX_COMMENT + zip::ZIP64_LOCATOR_LEN,
+        ] {
             let w = window.min(len);
             let tail = self.get(len - w, w)?;
             dir = zip::find_eocd(tail, len - w, len);
@@ -585,7 +685,11 @@ impl Reader {
         };
         if let Some(z64) = dir.zip64_at {
             if z64.saturating_add(zip::ZIP64_EOCD_LEN) > dir.eocd_at {
-                return Ok(Err(Finding::error(Code::ZipMalformed, "the Zip64 locator points past the end record").at(dir.eocd_at)));
+                return Ok(Err(Finding::error(
+                    Code::ZipMalformed,
+                    "the Zip64 locator points past the end record",
+                )
+                .at(dir.eocd_at)));
             }
             let rec = self.get(z64, zip::ZIP64_EOCD_LEN)?;
             if let Err(f) = zip::apply_zip64(&mut dir, rec) {
@@ -603,20 +707,31 @@ impl Reader {
         if dir.cd_size > zip::MAX_CENTRAL_DIRECTORY {
             return Ok(Err(Finding::error(
                 Code::ZipMalformed,
-                format!("a {}-byte central directory exceeds the {}-byte limit", dir.cd_size, zip::MAX_CENTRAL_DIRECTORY),
+                format!(
+                    "a {}-byte central directory exceeds the {}-byte limit",
+                    dir.cd_size,
+                    zip::MAX_CENTRAL_DIRECTORY
+                ),
             )
             .at(dir.eocd_at)));
         }
         let cd = self.get(dir.cd_offset, dir.cd_size)?;
-        Ok(Ok(zip::parse_central_directory(cd, dir.cd_offset, dir.entries)))
+        Ok(Ok(zip::parse_central_directory(
+            cd,
+            dir.cd_offset,
+            dir.entries,
+        )))
     }
 
     /// Absolute offset of a member's data, from its local header.
     fn member_data(&self, e: &zip::Entry) -> Fetch<Result<u64, Finding>> {
         let want = zip::LOCAL_HEADER_LEN + e.name.len() as u64;
         if e.header_offset.saturating_add(want) > self.file_len {
-            return Ok(Err(Finding::error(Code::ZipMalformed, format!("the local header of {} is past the end of the file", e.name))
-                .at(e.header_offset)));
+            return Ok(Err(Finding::error(
+                Code::ZipMalformed,
+                format!("the local header of {} is past the end of the file", e.name),
+            )
+            .at(e.header_offset)));
         }
         let lh = self.get(e.header_offset, want)?;
         let off = zip::data_offset(e, lh);
@@ -624,7 +739,10 @@ impl Reader {
             if o.saturating_add(e.compressed_size) > self.file_len {
                 Err(Finding::error(
                     Code::TensorPastEnd,
-                    format!("member {} ({} bytes from byte {o}) runs past the end of the file", e.name, e.compressed_size),
+                    format!(
+                        "member {} ({} bytes from byte {o}) runs past the end of the file",
+                        e.name, e.compressed_size
+                    ),
                 )
                 .at(o))
             } else {
@@ -633,7 +751,12 @@ impl Reader {
         }))
     }
 
-    fn torch_zip(&mut self, i: &mut Inspection, entries: &[zip::Entry], pkl: &zip::Entry) -> Fetch<()> {
+    fn torch_zip(
+        &mut self,
+        i: &mut Inspection,
+        entries: &[zip::Entry],
+        pkl: &zip::Entry,
+    ) -> Fetch<()> {
         if pkl.method != 0 {
             i.findings.push(
                 Finding::error(Code::CompressedMember, format!("{} is compressed (method {}); torch writes it stored, and it is not inflated here", pkl.name, pkl.method))
@@ -642,7 +765,16 @@ impl Reader {
             return Ok(());
         }
         if pkl.size > MAX_PICKLE_LEN {
-            i.findings.push(Finding::error(Code::PickleLimit, format!("{} has {} bytes, over the {MAX_PICKLE_LEN}-byte limit", pkl.name, pkl.size)).at(pkl.header_offset));
+            i.findings.push(
+                Finding::error(
+                    Code::PickleLimit,
+                    format!(
+                        "{} has {} bytes, over the {MAX_PICKLE_LEN}-byte limit",
+                        pkl.name, pkl.size
+                    ),
+                )
+                .at(pkl.header_offset),
+            );
             return Ok(());
         }
         let at = match self.member_data(pkl)? {
@@ -652,30 +784,51 @@ impl Reader {
                 return Ok(());
             }
         };
-        let ctx = Context { base: at, member: Some(pkl.name.clone()), torch: true };
+        let ctx = Context {
+            base: at,
+            member: Some(pkl.name.clone()),
+            torch: true,
+        };
         self.get(at, pkl.size)?;
         self.walk_at(at, &ctx, pkl.size)?;
         let storages = self.walked(at)?.storages.clone();
         let prefix = pkl.name.strip_suffix("data.pkl").unwrap_or("").to_string();
-        let by_name: HashMap<&str, &zip::Entry> = entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        let by_name: HashMap<&str, &zip::Entry> =
+            entries.iter().map(|e| (e.name.as_str(), e)).collect();
         let mut places: HashMap<String, StoragePlace> = HashMap::new();
         for s in &storages {
             let name = format!("{prefix}data/{}", s.key);
             let Some(e) = by_name.get(name.as_str()) else {
                 i.findings.push(
-                    Finding::error(Code::MissingStorage, format!("storage {:?} has no member {name} in the zip", s.key))
-                        .at(s.offset)
-                        .field(name.clone()),
+                    Finding::error(
+                        Code::MissingStorage,
+                        format!("storage {:?} has no member {name} in the zip", s.key),
+                    )
+                    .at(s.offset)
+                    .field(name.clone()),
                 );
                 continue;
             };
             if e.method != 0 {
-                i.findings.push(Finding::error(Code::CompressedMember, format!("{name} is compressed: its bytes are not at a fixed offset")).at(e.header_offset));
+                i.findings.push(
+                    Finding::error(
+                        Code::CompressedMember,
+                        format!("{name} is compressed: its bytes are not at a fixed offset"),
+                    )
+                    .at(e.header_offset),
+                );
                 continue;
             }
             match self.member_data(e)? {
                 Ok(d) => {
-                    places.insert(s.key.to_string(), StoragePlace { data: d, bytes: e.size, member: Some(name) });
+                    places.insert(
+                        s.key.to_string(),
+                        StoragePlace {
+                            data: d,
+                            bytes: e.size,
+                            member: Some(name),
+                        },
+                    );
                 }
                 Err(f) => i.findings.push(f),
             }
@@ -683,7 +836,13 @@ impl Reader {
         let w = self.walked(at)?;
         let end = self.pickle_end(w, at, &pkl.name, &mut i.findings);
         if end.is_some_and(|e| e < at.saturating_add(pkl.size)) {
-            i.findings.push(Finding::warning(Code::TrailingBytes, format!("{} continues after the pickle's STOP", pkl.name)).at(end.unwrap_or(at)));
+            i.findings.push(
+                Finding::warning(
+                    Code::TrailingBytes,
+                    format!("{} continues after the pickle's STOP", pkl.name),
+                )
+                .at(end.unwrap_or(at)),
+            );
         }
         i.pickle = Some((at, pkl.size));
         let (t, f) = inventory(w, &|s: &StorageRef| places.get(&*s.key).cloned());
@@ -695,12 +854,21 @@ impl Reader {
 
     // ------------------------------------------------------------------ numpy
 
-    fn npy_at(&mut self, i: &mut Inspection, at: u64, len: u64, name: &str, member: Option<&str>) -> Fetch<()> {
+    fn npy_at(
+        &mut self,
+        i: &mut Inspection,
+        at: u64,
+        len: u64,
+        name: &str,
+        member: Option<&str>,
+    ) -> Fetch<()> {
         let pre = self.get(at, npy::PREFIX_V2.min(len))?;
         let total = match npy::header_len(pre, at) {
             Ok(Some(t)) if t <= len => t,
             Ok(_) => {
-                i.findings.push(Finding::error(Code::NpyMalformed, "the .npy header is cut short").at(at));
+                i.findings.push(
+                    Finding::error(Code::NpyMalformed, "the .npy header is cut short").at(at),
+                );
                 return Ok(());
             }
             Err(f) => {
@@ -718,7 +886,11 @@ impl Reader {
         };
         let data = at + h.data_offset;
         if h.object {
-            let ctx = Context { base: data, member: member.map(str::to_string), torch: false };
+            let ctx = Context {
+                base: data,
+                member: member.map(str::to_string),
+                torch: false,
+            };
             let plen = len - h.data_offset;
             self.walk_at(data, &ctx, plen.min(MAX_PICKLE_LEN))?;
             let what = format!("the object array {name:?}");
@@ -736,17 +908,30 @@ impl Reader {
         let end = nbytes.and_then(|n| data.checked_add(n));
         if end.is_none_or(|e| e > at.saturating_add(len)) {
             i.findings.push(
-                Finding::error(Code::TensorPastEnd, format!("array {name:?}: {} bytes of data do not fit in the file", nbytes.map_or("too many".into(), |n| n.to_string())))
-                    .at(data)
-                    .tensor(name),
+                Finding::error(
+                    Code::TensorPastEnd,
+                    format!(
+                        "array {name:?}: {} bytes of data do not fit in the file",
+                        nbytes.map_or("too many".into(), |n| n.to_string())
+                    ),
+                )
+                .at(data)
+                .tensor(name),
             );
         }
         let dtype = h.dtype.map_or_else(|| h.descr.clone(), str::to_string);
         if h.dtype.is_none() {
             i.findings.push(
-                Finding::warning(Code::UnsupportedDtype, format!("numpy dtype {:?} has no safetensors name{}", h.descr, if h.big_endian { " (big-endian)" } else { "" }))
-                    .at(at)
-                    .tensor(name),
+                Finding::warning(
+                    Code::UnsupportedDtype,
+                    format!(
+                        "numpy dtype {:?} has no safetensors name{}",
+                        h.descr,
+                        if h.big_endian { " (big-endian)" } else { "" }
+                    ),
+                )
+                .at(at)
+                .tensor(name),
             );
         }
         if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
@@ -756,7 +941,11 @@ impl Reader {
                     .tensor(name),
             );
         }
-        let stride = if h.fortran_order { fortran_strides(&h.shape) } else { row_major_strides(&h.shape) };
+        let stride = if h.fortran_order {
+            fortran_strides(&h.shape)
+        } else {
+            row_major_strides(&h.shape)
+        };
         i.tensors.push(Tensor {
             name: name.to_string(),
             contiguous: is_contiguous(&h.shape, &stride),
@@ -787,9 +976,15 @@ impl Reader {
             let name = e.name.strip_suffix(".npy").unwrap_or(&e.name).to_string();
             if e.method != 0 {
                 i.findings.push(
-                    Finding::warning(Code::CompressedMember, format!("{} is compressed (np.savez_compressed): not inspected", e.name))
-                        .at(e.header_offset)
-                        .tensor(name),
+                    Finding::warning(
+                        Code::CompressedMember,
+                        format!(
+                            "{} is compressed (np.savez_compressed): not inspected",
+                            e.name
+                        ),
+                    )
+                    .at(e.header_offset)
+                    .tensor(name),
                 );
                 continue;
             }
@@ -803,7 +998,10 @@ impl Reader {
             self.npy_at(i, at, e.size, &name, Some(&e.name))?;
         }
         if entries.len() > MAX_NPZ_MEMBERS {
-            i.findings.push(Finding::warning(Code::PickleLimit, format!("only the first {MAX_NPZ_MEMBERS} members are inspected")));
+            i.findings.push(Finding::warning(
+                Code::PickleLimit,
+                format!("only the first {MAX_NPZ_MEMBERS} members are inspected"),
+            ));
         }
         Ok(())
     }
@@ -818,8 +1016,14 @@ impl Reader {
                 _ => "an import computed at run time".to_string(),
             };
             let f = match g.verdict {
-                GlobalVerdict::Dangerous => Finding::error(Code::DangerousGlobal, format!("{} {what}: {}", g.opcode, g.why)),
-                GlobalVerdict::Unknown => Finding::warning(Code::UnknownGlobal, format!("{} {what}: {}", g.opcode, g.why)),
+                GlobalVerdict::Dangerous => Finding::error(
+                    Code::DangerousGlobal,
+                    format!("{} {what}: {}", g.opcode, g.why),
+                ),
+                GlobalVerdict::Unknown => Finding::warning(
+                    Code::UnknownGlobal,
+                    format!("{} {what}: {}", g.opcode, g.why),
+                ),
                 GlobalVerdict::Allowed => continue,
             };
             let f = match &g.member {
@@ -829,7 +1033,10 @@ impl Reader {
             i.findings.push(f.at(g.offset));
         }
         let any = |v: GlobalVerdict| i.safety.globals.iter().any(|g| g.verdict == v);
-        let errors = i.findings.iter().any(|f| f.is_error() && f.code != Code::DangerousGlobal);
+        let errors = i
+            .findings
+            .iter()
+            .any(|f| f.is_error() && f.code != Code::DangerousGlobal);
         i.safety.verdict = if any(GlobalVerdict::Dangerous) {
             Verdict::Dangerous
         } else if errors || i.format == Container::Unknown {
@@ -943,12 +1150,18 @@ const TORCH_DTYPES: [(&str, &str, bool, u64); 24] = [
 
 fn storage_class(type_name: &str) -> Option<&'static (&'static str, &'static str, bool, u64)> {
     let cls = type_name.rsplit('.').next().unwrap_or(type_name);
-    let module_ok = matches!(type_name.rsplit_once('.').map(|(m, _)| m), Some("torch" | "torch.cuda"));
+    let module_ok = matches!(
+        type_name.rsplit_once('.').map(|(m, _)| m),
+        Some("torch" | "torch.cuda")
+    );
     STORAGE_TYPES.iter().find(|(c, ..)| module_ok && *c == cls)
 }
 
 fn is_untyped(type_name: &str) -> bool {
-    matches!(type_name, "torch.storage.UntypedStorage" | "torch.UntypedStorage")
+    matches!(
+        type_name,
+        "torch.storage.UntypedStorage" | "torch.UntypedStorage"
+    )
 }
 
 fn storage_element_size(type_name: &str) -> Option<u64> {
@@ -1001,12 +1214,19 @@ pub fn is_contiguous(shape: &[u64], stride: &[u64]) -> bool {
 }
 
 /// The tensors of a torch pickle, placed in the file.
-fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (Vec<Tensor>, Vec<Finding>) {
+fn inventory(
+    w: &Walk,
+    place: &dyn Fn(&StorageRef) -> Option<StoragePlace>,
+) -> (Vec<Tensor>, Vec<Finding>) {
     let (named, mut findings) = w.named_tensors();
     let mut out: Vec<Tensor> = Vec::with_capacity(named.len());
     for nt in &named {
-        let Some(t) = w.tensors.get(nt.tensor as usize) else { continue };
-        let Some(s) = w.storages.get(t.storage as usize) else { continue };
+        let Some(t) = w.tensors.get(nt.tensor as usize) else {
+            continue;
+        };
+        let Some(s) = w.storages.get(t.storage as usize) else {
+            continue;
+        };
         let name = nt.name.clone();
         let (dtype, known, el) = match (&t.dtype, is_untyped(&s.type_name)) {
             (Some(d), _) => match TORCH_DTYPES.iter().find(|(n, ..)| n == d) {
@@ -1021,9 +1241,12 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
         };
         if !known {
             findings.push(
-                Finding::warning(Code::UnsupportedDtype, format!("dtype {dtype} has no safetensors name"))
-                    .at(t.offset)
-                    .tensor(name.clone()),
+                Finding::warning(
+                    Code::UnsupportedDtype,
+                    format!("dtype {dtype} has no safetensors name"),
+                )
+                .at(t.offset)
+                .tensor(name.clone()),
             );
         }
         let storage_el = storage_element_size(&s.type_name).unwrap_or(el);
@@ -1034,23 +1257,40 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
         let extent = if t.shape.contains(&0) {
             Some(0)
         } else {
-            t.shape.iter().zip(&t.stride).try_fold(1u64, |a, (&d, &s)| a.checked_add((d - 1).checked_mul(s)?))
+            t.shape
+                .iter()
+                .zip(&t.stride)
+                .try_fold(1u64, |a, (&d, &s)| a.checked_add((d - 1).checked_mul(s)?))
         };
         let p = place(s);
-        let start = p.as_ref().and_then(|p| p.data.checked_add(t.storage_offset.checked_mul(el)?));
+        let start = p
+            .as_ref()
+            .and_then(|p| p.data.checked_add(t.storage_offset.checked_mul(el)?));
         let span = if contiguous { params } else { extent };
         let end = start.and_then(|st| st.checked_add(span?.checked_mul(el)?));
         if params.is_none() || span.is_none() {
-            findings.push(Finding::error(Code::ShapeOverflow, "the shape's size overflows u64").at(t.offset).tensor(name.clone()));
+            findings.push(
+                Finding::error(Code::ShapeOverflow, "the shape's size overflows u64")
+                    .at(t.offset)
+                    .tensor(name.clone()),
+            );
         }
         // the tensor must lie inside its storage
-        let reach = extent.and_then(|e| t.storage_offset.checked_add(e)).and_then(|e| e.checked_mul(el));
+        let reach = extent
+            .and_then(|e| t.storage_offset.checked_add(e))
+            .and_then(|e| e.checked_mul(el));
         if let (Some(reach), Some(sb)) = (reach, storage_bytes) {
             if reach > sb && extent != Some(0) {
                 findings.push(
-                    Finding::error(Code::TensorPastStorage, format!("the tensor reaches byte {reach} of its storage {:?}, which has {sb}", s.key))
-                        .at(t.offset)
-                        .tensor(name.clone()),
+                    Finding::error(
+                        Code::TensorPastStorage,
+                        format!(
+                            "the tensor reaches byte {reach} of its storage {:?}, which has {sb}",
+                            s.key
+                        ),
+                    )
+                    .at(t.offset)
+                    .tensor(name.clone()),
                 );
             }
         }
@@ -1059,7 +1299,10 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
                 findings.push(
                     Finding::error(
                         Code::TensorPastStorage,
-                        format!("storage {:?} should hold {sb} bytes; its data has {}", s.key, p.bytes),
+                        format!(
+                            "storage {:?} should hold {sb} bytes; its data has {}",
+                            s.key, p.bytes
+                        ),
                     )
                     .at(p.data)
                     .tensor(name.clone()),
@@ -1068,9 +1311,15 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
         }
         if !contiguous {
             findings.push(
-                Finding::warning(Code::NonContiguous, format!("stride {:?} for shape {:?}: a view, not a contiguous tensor", t.stride, t.shape))
-                    .at(t.offset)
-                    .tensor(name.clone()),
+                Finding::warning(
+                    Code::NonContiguous,
+                    format!(
+                        "stride {:?} for shape {:?}: a view, not a contiguous tensor",
+                        t.stride, t.shape
+                    ),
+                )
+                .at(t.offset)
+                .tensor(name.clone()),
             );
         }
         out.push(Tensor {
@@ -1092,7 +1341,10 @@ fn inventory(w: &Walk, place: &dyn Fn(&StorageRef) -> Option<StoragePlace>) -> (
     }
     let mut by_storage: HashMap<String, Vec<String>> = HashMap::new();
     for t in &out {
-        by_storage.entry(t.storage.clone()).or_default().push(t.name.clone());
+        by_storage
+            .entry(t.storage.clone())
+            .or_default()
+            .push(t.name.clone());
     }
     for t in &mut out {
         if let Some(group) = by_storage.get(&t.storage) {

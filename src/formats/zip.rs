@@ -86,7 +86,13 @@ pub fn find_eocd(tail: &[u8], tail_start: u64, file_len: u64) -> Option<Director
             .checked_sub(ZIP64_LOCATOR_LEN as usize)
             .filter(|&l| u32_at(tail, l) == Some(SIG_ZIP64_LOCATOR))
             .and_then(|l| u64_at(tail, l + 8));
-        return Some(Directory { eocd_at: at, entries, cd_offset, cd_size, zip64_at });
+        return Some(Directory {
+            eocd_at: at,
+            entries,
+            cd_offset,
+            cd_size,
+            zip64_at,
+        });
     }
     None
 }
@@ -95,10 +101,20 @@ pub fn find_eocd(tail: &[u8], tail_start: u64, file_len: u64) -> Option<Director
 pub fn apply_zip64(dir: &mut Directory, rec: &[u8]) -> Result<(), Finding> {
     let at = dir.zip64_at.unwrap_or(0);
     if u32_at(rec, 0) != Some(SIG_ZIP64_EOCD) {
-        return Err(Finding::error(Code::ZipMalformed, "the Zip64 locator points to no Zip64 end-of-central-directory record").at(at));
+        return Err(Finding::error(
+            Code::ZipMalformed,
+            "the Zip64 locator points to no Zip64 end-of-central-directory record",
+        )
+        .at(at));
     }
-    let (Some(entries), Some(size), Some(offset)) = (u64_at(rec, 32), u64_at(rec, 40), u64_at(rec, 48)) else {
-        return Err(Finding::error(Code::ZipMalformed, "the Zip64 end-of-central-directory record is cut short").at(at));
+    let (Some(entries), Some(size), Some(offset)) =
+        (u64_at(rec, 32), u64_at(rec, 40), u64_at(rec, 48))
+    else {
+        return Err(Finding::error(
+            Code::ZipMalformed,
+            "the Zip64 end-of-central-directory record is cut short",
+        )
+        .at(at));
     };
     dir.entries = entries;
     dir.cd_size = size;
@@ -124,33 +140,51 @@ pub struct Entry {
 
 /// Parses the central directory `cd` (read at absolute `cd_offset`). Stops at the first
 /// malformed entry with a finding; the entries before it are kept.
-pub fn parse_central_directory(cd: &[u8], cd_offset: u64, expected: u64) -> (Vec<Entry>, Vec<Finding>) {
+pub fn parse_central_directory(
+    cd: &[u8],
+    cd_offset: u64,
+    expected: u64,
+) -> (Vec<Entry>, Vec<Finding>) {
     let mut out = Vec::new();
     let mut findings = Vec::new();
     let mut pos = 0usize;
     while pos < cd.len() {
         let at = cd_offset.saturating_add(pos as u64);
-        let bad = |m: &str| Finding::error(Code::ZipMalformed, m.to_string()).at(at).field("central directory");
+        let bad = |m: &str| {
+            Finding::error(Code::ZipMalformed, m.to_string())
+                .at(at)
+                .field("central directory")
+        };
         if u32_at(cd, pos) != Some(SIG_CENTRAL) {
             findings.push(bad("expected a central directory entry signature"));
             break;
         }
         let field = |o: usize| u16_at(cd, pos + o);
-        let (Some(flags), Some(method), Some(n), Some(m), Some(k)) = (field(8), field(10), field(28), field(30), field(32)) else {
+        let (Some(flags), Some(method), Some(n), Some(m), Some(k)) =
+            (field(8), field(10), field(28), field(30), field(32))
+        else {
             findings.push(bad("a central directory entry is cut short"));
             break;
         };
-        let (Some(crc32), Some(csize), Some(usize_), Some(lho)) =
-            (u32_at(cd, pos + 16), u32_at(cd, pos + 20), u32_at(cd, pos + 24), u32_at(cd, pos + 42))
-        else {
+        let (Some(crc32), Some(csize), Some(usize_), Some(lho)) = (
+            u32_at(cd, pos + 16),
+            u32_at(cd, pos + 20),
+            u32_at(cd, pos + 24),
+            u32_at(cd, pos + 42),
+        ) else {
             findings.push(bad("a central directory entry is cut short"));
             break;
         };
         let name_at = pos + CENTRAL_ENTRY_LEN as usize;
         let extra_at = name_at + usize::from(n);
         let end = extra_at + usize::from(m) + usize::from(k);
-        let (Some(name), Some(extra)) = (cd.get(name_at..extra_at), cd.get(extra_at..extra_at + usize::from(m))) else {
-            findings.push(bad("a central directory entry's name or extra field runs past the directory"));
+        let (Some(name), Some(extra)) = (
+            cd.get(name_at..extra_at),
+            cd.get(extra_at..extra_at + usize::from(m)),
+        ) else {
+            findings.push(bad(
+                "a central directory entry's name or extra field runs past the directory",
+            ));
             break;
         };
         let mut e = Entry {
@@ -163,7 +197,13 @@ pub fn parse_central_directory(cd: &[u8], cd_offset: u64, expected: u64) -> (Vec
             header_offset: u64::from(lho),
             entry_offset: at,
         };
-        apply_zip64_extra(&mut e, extra, usize_ == u32::MAX, csize == u32::MAX, lho == u32::MAX);
+        apply_zip64_extra(
+            &mut e,
+            extra,
+            usize_ == u32::MAX,
+            csize == u32::MAX,
+            lho == u32::MAX,
+        );
         out.push(e);
         pos = end;
     }
@@ -219,9 +259,16 @@ fn apply_zip64_extra(e: &mut Entry, extra: &[u8], size: bool, csize: bool, offse
 /// offset + 30 + the local name length + the local extra length (torch pads the local
 /// extra field so that data is 64-byte aligned; the central one does not say so).
 pub fn data_offset(e: &Entry, lh: &[u8]) -> Result<u64, Finding> {
-    let bad = |m: String| Finding::error(Code::ZipMalformed, m).at(e.header_offset).field(e.name.clone());
+    let bad = |m: String| {
+        Finding::error(Code::ZipMalformed, m)
+            .at(e.header_offset)
+            .field(e.name.clone())
+    };
     if u32_at(lh, 0) != Some(SIG_LOCAL) {
-        return Err(bad(format!("no local header where the central directory puts {}", e.name)));
+        return Err(bad(format!(
+            "no local header where the central directory puts {}",
+            e.name
+        )));
     }
     let (Some(n), Some(m)) = (u16_at(lh, 26), u16_at(lh, 28)) else {
         return Err(bad("the local header is cut short".into()));

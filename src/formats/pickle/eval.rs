@@ -46,7 +46,10 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     /// An integer that needs 65 to 128 bits, as two halves (keeps `Value` 8-byte aligned).
-    Long { lo: u64, hi: i64 },
+    Long {
+        lo: u64,
+        hi: i64,
+    },
     /// An integer wider than 128 bits.
     BigInt,
     Float(f64),
@@ -54,7 +57,10 @@ pub enum Value {
     /// A string longer than [`MAX_STRING_KEPT`] (its length).
     LongStr(u64),
     /// Bytes stored in the walked stream: absolute offset and length.
-    Bytes { at: u64, len: u64 },
+    Bytes {
+        at: u64,
+        len: u64,
+    },
     /// Bytes computed by `_codecs.encode(str, "latin1")`.
     OwnedBytes(Rc<[u8]>),
     /// The object an import produced: index into [`Walk::globals`].
@@ -69,7 +75,10 @@ pub enum Value {
 pub fn int_value(v: i128) -> Value {
     match i64::try_from(v) {
         Ok(i) => Value::Int(i),
-        Err(_) => Value::Long { lo: v as u64, hi: (v >> 64) as i64 },
+        Err(_) => Value::Long {
+            lo: v as u64,
+            hi: (v >> 64) as i64,
+        },
     }
 }
 
@@ -112,8 +121,14 @@ pub struct Instance {
 }
 
 impl Instance {
-    fn new(func: Value, args: Value) -> Obj {
-        Obj::Instance(Box::new(Instance { func, args, state: None, items: Vec::new(), entries: Vec::new() }))
+    fn obj(func: Value, args: Value) -> Obj {
+        Obj::Instance(Box::new(Instance {
+            func,
+            args,
+            state: None,
+            items: Vec::new(),
+            entries: Vec::new(),
+        }))
     }
 }
 
@@ -213,10 +228,18 @@ pub struct Context {
 
 /// Walks one pickle stream starting at `data[0]`.
 pub fn walk(data: &[u8], ctx: &Context) -> Walk {
-    let mut sink = Sink { globals: Vec::new(), findings: Vec::new(), opcodes: 0 };
+    let mut sink = Sink {
+        globals: Vec::new(),
+        findings: Vec::new(),
+        opcodes: 0,
+    };
     let mut m = Machine::new(data, ctx, 0, &mut sink);
     let end = m.run();
-    let root = if matches!(end, End::Stop(_)) { m.result.take().unwrap_or(Value::Unknown) } else { Value::Unknown };
+    let root = if matches!(end, End::Stop(_)) {
+        m.result.take().unwrap_or(Value::Unknown)
+    } else {
+        Value::Unknown
+    };
     let (storages, tensors, arena, proto) = (
         std::mem::take(&mut m.storages),
         std::mem::take(&mut m.tensors),
@@ -440,8 +463,13 @@ fn raw_unicode_escape(line: &[u8]) -> String {
             _ => 0,
         };
         if width > 0 {
-            let hex = line.get(i + 2..i + 2 + width).and_then(|h| std::str::from_utf8(h).ok());
-            if let Some(ch) = hex.and_then(|h| u32::from_str_radix(h, 16).ok()).and_then(char::from_u32) {
+            let hex = line
+                .get(i + 2..i + 2 + width)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(ch) = hex
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+            {
                 out.push(ch);
                 i += 2 + width;
                 continue;
@@ -495,7 +523,10 @@ impl<'a, 's> Machine<'a, 's> {
             marks: Vec::new(),
             // writers memoize about one object per 12 bytes of stream (torch's data.pkl:
             // ~13); sized from the bytes we hold, never from a count the file claims
-            memo: Memo { dense: Vec::with_capacity(data.len() / 16), ..Memo::default() },
+            memo: Memo {
+                dense: Vec::with_capacity(data.len() / 16),
+                ..Memo::default()
+            },
             // every object costs at least one opcode byte; real pickles spend ~20 bytes per
             // object, so this rarely grows and never exceeds the input's size in slots
             arena: Vec::with_capacity(data.len() / 32),
@@ -526,8 +557,11 @@ impl<'a, 's> Machine<'a, 's> {
             if self.sink.opcodes >= MAX_OPCODES {
                 let at = self.here();
                 self.finding(
-                    Finding::error(Code::PickleLimit, format!("more than {MAX_OPCODES} opcodes: the walk stops here"))
-                        .at(at),
+                    Finding::error(
+                        Code::PickleLimit,
+                        format!("more than {MAX_OPCODES} opcodes: the walk stops here"),
+                    )
+                    .at(at),
                 );
                 return End::Failed;
             }
@@ -537,12 +571,20 @@ impl<'a, 's> Machine<'a, 's> {
                 Err(e) => {
                     let at = self.here();
                     let msg = match e {
-                        DecodeError::UnknownOpcode(b) => format!("byte {b:#04x} is not a pickle opcode"),
+                        DecodeError::UnknownOpcode(b) => {
+                            format!("byte {b:#04x} is not a pickle opcode")
+                        }
                         DecodeError::NegativeLength(n) => format!("negative length {n}"),
-                        DecodeError::LineTooLong => format!("no newline within {} bytes", ops::MAX_LINE_LEN),
+                        DecodeError::LineTooLong => {
+                            format!("no newline within {} bytes", ops::MAX_LINE_LEN)
+                        }
                         DecodeError::Truncated { .. } => "truncated".into(),
                     };
-                    self.finding(Finding::error(Code::PickleMalformed, msg).at(at).field("pickle"));
+                    self.finding(
+                        Finding::error(Code::PickleMalformed, msg)
+                            .at(at)
+                            .field("pickle"),
+                    );
                     return End::Failed;
                 }
             };
@@ -555,7 +597,10 @@ impl<'a, 's> Machine<'a, 's> {
                     }
                     None => {
                         let at = self.here();
-                        self.finding(Finding::error(Code::PickleMalformed, "STOP with an empty stack").at(at));
+                        self.finding(
+                            Finding::error(Code::PickleMalformed, "STOP with an empty stack")
+                                .at(at),
+                        );
                         End::Failed
                     }
                 };
@@ -564,7 +609,9 @@ impl<'a, 's> Machine<'a, 's> {
                 let at = self.here();
                 let name = d.info.name;
                 let f = match stop {
-                    Stop::Malformed(m) => Finding::error(Code::PickleMalformed, format!("{name}: {m}")),
+                    Stop::Malformed(m) => {
+                        Finding::error(Code::PickleMalformed, format!("{name}: {m}"))
+                    }
                     Stop::Limit(m) => Finding::error(Code::PickleLimit, format!("{name}: {m}")),
                 };
                 self.finding(f.at(at).field("pickle"));
@@ -642,11 +689,17 @@ impl<'a, 's> Machine<'a, 's> {
     fn bytes_value(&self, b: &[u8]) -> Value {
         // b is a sub-slice of self.data: its offset is the pointer difference
         let off = (b.as_ptr() as usize).saturating_sub(self.data.as_ptr() as usize);
-        Value::Bytes { at: self.abs(off), len: b.len() as u64 }
+        Value::Bytes {
+            at: self.abs(off),
+            len: b.len() as u64,
+        }
     }
 
     fn memo_get(&mut self, idx: i64) -> Res<()> {
-        let v = u64::try_from(idx).ok().and_then(|i| self.memo.get(i)).cloned();
+        let v = u64::try_from(idx)
+            .ok()
+            .and_then(|i| self.memo.get(i))
+            .cloned();
         match v {
             Some(v) => self.push(v),
             None => malformed(format!("memo index {idx} was never stored")),
@@ -696,37 +749,51 @@ impl<'a, 's> Machine<'a, 's> {
                 self.push(v)?;
             }
             Op::Float => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
-                let v = std::str::from_utf8(l).ok().and_then(|s| s.trim().parse::<f64>().ok());
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = std::str::from_utf8(l)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<f64>().ok());
                 match v {
                     Some(f) => self.push(Value::Float(f))?,
                     None => return malformed(format!("not a float: {:?}", text(l))),
                 }
             }
             Op::Int | Op::Long => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 match parse_int_line(l) {
                     Some(v) => self.push(v)?,
                     None => return malformed(format!("not an integer: {:?}", text(l))),
                 }
             }
             Op::BinInt | Op::BinInt1 | Op::BinInt2 => {
-                let Arg::Int(v) = arg else { return malformed("bad argument") };
+                let Arg::Int(v) = arg else {
+                    return malformed("bad argument");
+                };
                 self.push(Value::Int(v))?;
             }
             Op::Long1 | Op::Long4 => {
-                let Arg::Bytes(b) = arg else { return malformed("bad argument") };
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
                 self.push(long_bytes(b))?;
             }
             Op::BinFloat => {
-                let Arg::Float(f) = arg else { return malformed("bad argument") };
+                let Arg::Float(f) = arg else {
+                    return malformed("bad argument");
+                };
                 self.push(Value::Float(f))?;
             }
             Op::None => self.push(Value::None)?,
             Op::NewTrue => self.push(Value::Bool(true))?,
             Op::NewFalse => self.push(Value::Bool(false))?,
             Op::String => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 let Some(b) = unrepr(l) else {
                     return malformed("the STRING argument must be quoted");
                 };
@@ -734,22 +801,30 @@ impl<'a, 's> Machine<'a, 's> {
                 self.push(v)?;
             }
             Op::BinString | Op::ShortBinString => {
-                let Arg::Bytes(b) = arg else { return malformed("bad argument") };
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
                 let v = self.string(b, latin1);
                 self.push(v)?;
             }
             Op::Unicode => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 let v = self.string(l, raw_unicode_escape);
                 self.push(v)?;
             }
             Op::BinUnicode | Op::ShortBinUnicode | Op::BinUnicode8 => {
-                let Arg::Bytes(b) = arg else { return malformed("bad argument") };
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
                 let v = self.string(b, text);
                 self.push(v)?;
             }
             Op::BinBytes | Op::ShortBinBytes | Op::BinBytes8 | Op::ByteArray8 => {
-                let Arg::Bytes(b) = arg else { return malformed("bad argument") };
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
                 let v = self.bytes_value(b);
                 self.push(v)?;
             }
@@ -826,23 +901,35 @@ impl<'a, 's> Machine<'a, 's> {
                 self.set_items(p)?;
             }
             Op::Get => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 let i = Self::line_index(l)?;
                 self.memo_get(i)?;
             }
             Op::BinGet | Op::LongBinGet => {
-                let Arg::Int(i) = arg else { return malformed("bad argument") };
+                let Arg::Int(i) = arg else {
+                    return malformed("bad argument");
+                };
                 self.memo_get(i)?;
             }
             Op::Put => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 let i = Self::line_index(l)?;
-                let Ok(i) = u64::try_from(i) else { return malformed("negative memo index") };
+                let Ok(i) = u64::try_from(i) else {
+                    return malformed("negative memo index");
+                };
                 self.memo_put(i)?;
             }
             Op::BinPut | Op::LongBinPut => {
-                let Arg::Int(i) = arg else { return malformed("bad argument") };
-                let Ok(i) = u64::try_from(i) else { return malformed("negative memo index") };
+                let Arg::Int(i) = arg else {
+                    return malformed("bad argument");
+                };
+                let Ok(i) = u64::try_from(i) else {
+                    return malformed("negative memo index");
+                };
                 self.memo_put(i)?;
             }
             Op::Memoize => {
@@ -850,7 +937,9 @@ impl<'a, 's> Machine<'a, 's> {
                 self.memo_put(i)?;
             }
             Op::Global => {
-                let Arg::Pair(m, n) = arg else { return malformed("bad argument") };
+                let Arg::Pair(m, n) = arg else {
+                    return malformed("bad argument");
+                };
                 let g = self.record(Some(text(m)), Some(text(n)), "GLOBAL", None);
                 self.push(g)?;
             }
@@ -871,7 +960,9 @@ impl<'a, 's> Machine<'a, 's> {
                 self.push(g)?;
             }
             Op::Inst => {
-                let Arg::Pair(m, n) = arg else { return malformed("bad argument") };
+                let Arg::Pair(m, n) = arg else {
+                    return malformed("bad argument");
+                };
                 let args = self.pop_mark()?;
                 let g = self.record(Some(text(m)), Some(text(n)), "INST", None);
                 let a = self.new_obj(Obj::Tuple(args));
@@ -889,7 +980,9 @@ impl<'a, 's> Machine<'a, 's> {
                 self.push(v)?;
             }
             Op::Ext1 | Op::Ext2 | Op::Ext4 => {
-                let Arg::Int(code) = arg else { return malformed("bad argument") };
+                let Arg::Int(code) = arg else {
+                    return malformed("bad argument");
+                };
                 let name = match op {
                     Op::Ext1 => "EXT1",
                     Op::Ext2 => "EXT2",
@@ -910,14 +1003,14 @@ impl<'a, 's> Machine<'a, 's> {
             Op::NewObj => {
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Instance::new(cls, args));
+                let v = self.new_obj(Instance::obj(cls, args));
                 self.push(v)?;
             }
             Op::NewObjEx => {
                 let _kwargs = self.pop()?;
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Instance::new(cls, args));
+                let v = self.new_obj(Instance::obj(cls, args));
                 self.push(v)?;
             }
             Op::Build => {
@@ -928,7 +1021,9 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
             Op::PersId => {
-                let Arg::Line(l) = arg else { return malformed("bad argument") };
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
                 let pid = Value::Str(Rc::from(text(l)));
                 let v = self.persistent_load(pid);
                 self.push(v)?;
@@ -939,7 +1034,9 @@ impl<'a, 's> Machine<'a, 's> {
                 self.push(v)?;
             }
             Op::Proto => {
-                let Arg::Int(p) = arg else { return malformed("bad argument") };
+                let Arg::Int(p) = arg else {
+                    return malformed("bad argument");
+                };
                 if !(0..=5).contains(&p) {
                     return malformed(format!("unsupported protocol {p}"));
                 }
@@ -973,7 +1070,13 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     /// Records an import and returns the value it pushes.
-    fn record(&mut self, module: Option<String>, name: Option<String>, opcode: &'static str, note: Option<String>) -> Value {
+    fn record(
+        &mut self,
+        module: Option<String>,
+        name: Option<String>,
+        opcode: &'static str,
+        note: Option<String>,
+    ) -> Value {
         let mut written = None;
         let (mut module, mut name) = (module, name);
         if self.proto < 3 {
@@ -1061,14 +1164,15 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn call(&mut self, func: Value, args: Value) -> Res<Value> {
-        let generic = |m: &mut Self, func: Value, args: Value| {
-            m.new_obj(Instance::new(func, args))
-        };
+        let generic = |m: &mut Self, func: Value, args: Value| m.new_obj(Instance::obj(func, args));
         let Some(k) = self.known_of(&func) else {
             return Ok(generic(self, func, args));
         };
         let at = self.here();
-        if matches!(k, Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3) {
+        if matches!(
+            k,
+            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3
+        ) {
             return match self.rebuild(k, &args, at) {
                 Some(t) => Ok(t),
                 None => {
@@ -1087,7 +1191,9 @@ impl<'a, 's> Machine<'a, 's> {
         let items = self.tuple_items(&args).unwrap_or_default();
         match k {
             // handled above
-            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3 => Ok(generic(self, func, args)),
+            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3 => {
+                Ok(generic(self, func, args))
+            }
             Known::RebuildParameter => Ok(items.first().cloned().unwrap_or(Value::Unknown)),
             Known::RebuildFromTypeV2 => {
                 // (func, new_type, args, state): the tensor is func(*args)
@@ -1110,11 +1216,16 @@ impl<'a, 's> Machine<'a, 's> {
                 Ok(self.new_obj(Obj::Dict(d)))
             }
             Known::CodecsEncode => match items.as_slice() {
-                [Value::Str(s), Value::Str(enc)] if matches!(&**enc, "latin1" | "latin-1" | "iso-8859-1") => {
-                    let bytes: Option<Vec<u8>> = s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                [Value::Str(s), Value::Str(enc)]
+                    if matches!(&**enc, "latin1" | "latin-1" | "iso-8859-1") =>
+                {
+                    let bytes: Option<Vec<u8>> =
+                        s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                     Ok(bytes.map_or(Value::Unknown, |b| Value::OwnedBytes(Rc::from(b))))
                 }
-                [Value::Str(s)] | [Value::Str(s), _] => Ok(Value::OwnedBytes(Rc::from(s.as_bytes()))),
+                [Value::Str(s)] | [Value::Str(s), _] => {
+                    Ok(Value::OwnedBytes(Rc::from(s.as_bytes())))
+                }
                 _ => Ok(generic(self, func, args)),
             },
             Known::Loads => {
@@ -1132,7 +1243,11 @@ impl<'a, 's> Machine<'a, 's> {
                         Some((m, None)) => (Some(m), Some(attr.to_string())),
                         None => (None, Some(attr.to_string())),
                     };
-                    let note = if m.is_none() { Some("getattr on an object computed at run time".to_string()) } else { None };
+                    let note = if m.is_none() {
+                        Some("getattr on an object computed at run time".to_string())
+                    } else {
+                        None
+                    };
                     let g = self.record(m, n, "REDUCE", note);
                     return Ok(g);
                 }
@@ -1190,7 +1305,14 @@ impl<'a, 's> Machine<'a, 's> {
             None
         };
         let id = u32::try_from(self.tensors.len()).ok()?;
-        self.tensors.push(TensorRef { storage, storage_offset, shape, stride, dtype, offset: at });
+        self.tensors.push(TensorRef {
+            storage,
+            storage_offset,
+            shape,
+            stride,
+            dtype,
+            offset: at,
+        });
         Some(self.new_obj(Obj::Tensor(id)))
     }
 
@@ -1201,7 +1323,9 @@ impl<'a, 's> Machine<'a, 's> {
                 [Value::Str(tag), Value::Global(g), Value::Str(key), Value::Str(loc), Value::Int(numel), ..]
                     if &**tag == "storage" =>
                 {
-                    u64::try_from(*numel).ok().map(|n| (*g, key.clone(), loc.clone(), n))
+                    u64::try_from(*numel)
+                        .ok()
+                        .map(|n| (*g, key.clone(), loc.clone(), n))
                 }
                 _ => None,
             },
@@ -1214,20 +1338,33 @@ impl<'a, 's> Machine<'a, 's> {
             } else {
                 "a persistent id in a plain pickle: the loader's persistent_load decides what it becomes"
             };
-            self.finding(Finding::warning(Code::UnexpectedPersistentId, msg).at(at).field("pickle"));
+            self.finding(
+                Finding::warning(Code::UnexpectedPersistentId, msg)
+                    .at(at)
+                    .field("pickle"),
+            );
             return Value::Unknown;
         };
         if !self.ctx.torch {
             self.finding(
-                Finding::warning(Code::UnexpectedPersistentId, "a torch storage reference in a plain pickle: its bytes are not in this file")
-                    .at(at)
-                    .field("pickle"),
+                Finding::warning(
+                    Code::UnexpectedPersistentId,
+                    "a torch storage reference in a plain pickle: its bytes are not in this file",
+                )
+                .at(at)
+                .field("pickle"),
             );
         }
         let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
         let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
         if id == next {
-            self.storages.push(StorageRef { key, type_name, location, numel, offset: at });
+            self.storages.push(StorageRef {
+                key,
+                type_name,
+                location,
+                numel,
+                offset: at,
+            });
         }
         self.new_obj(Obj::Storage(id))
     }
@@ -1254,8 +1391,13 @@ impl<'a, 's> Machine<'a, 's> {
     fn nested(&mut self, payload: &Value, at: u64) {
         if self.nesting + 1 > MAX_NESTING {
             self.finding(
-                Finding::error(Code::PickleLimit, format!("pickles nested more than {MAX_NESTING} deep: the innermost is not walked"))
-                    .at(at),
+                Finding::error(
+                    Code::PickleLimit,
+                    format!(
+                        "pickles nested more than {MAX_NESTING} deep: the innermost is not walked"
+                    ),
+                )
+                .at(at),
             );
             return;
         }
@@ -1275,13 +1417,20 @@ impl<'a, 's> Machine<'a, 's> {
             Value::OwnedBytes(b) => (b.to_vec(), at),
             _ => {
                 self.finding(
-                    Finding::warning(Code::PickleMalformed, "pickle.loads of something that is not a bytes constant: not walked")
-                        .at(at),
+                    Finding::warning(
+                        Code::PickleMalformed,
+                        "pickle.loads of something that is not a bytes constant: not walked",
+                    )
+                    .at(at),
                 );
                 return;
             }
         };
-        let ctx = Context { base, member: self.ctx.member.clone(), torch: false };
+        let ctx = Context {
+            base,
+            member: self.ctx.member.clone(),
+            torch: false,
+        };
         let exact = matches!(payload, Value::Bytes { .. });
         let first_global = self.sink.globals.len();
         let end = {
@@ -1296,7 +1445,11 @@ impl<'a, 's> Machine<'a, 's> {
         match end {
             End::Stop(_) => {}
             End::OutOfData(o) => self.finding(
-                Finding::error(Code::PickleTruncated, "a nested pickle ends before its STOP").at(if exact { o } else { at }),
+                Finding::error(
+                    Code::PickleTruncated,
+                    "a nested pickle ends before its STOP",
+                )
+                .at(if exact { o } else { at }),
             ),
             End::Failed => {}
         }
@@ -1304,7 +1457,7 @@ impl<'a, 's> Machine<'a, 's> {
 }
 
 fn pairs(items: Vec<Value>) -> Res<Vec<(Value, Value)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return malformed("an odd number of items for a dict");
     }
     let mut out = Vec::with_capacity(items.len() / 2);
@@ -1344,7 +1497,14 @@ impl Walk {
         let mut seen_tensor = vec![false; self.tensors.len()];
         let mut on_path = vec![false; self.arena.len()];
         let mut path: Vec<String> = Vec::new();
-        self.visit(&self.root, &mut path, &mut on_path, &mut seen_tensor, &mut out, &mut findings);
+        self.visit(
+            &self.root,
+            &mut path,
+            &mut on_path,
+            &mut seen_tensor,
+            &mut out,
+            &mut findings,
+        );
         (out, findings)
     }
 
@@ -1359,7 +1519,9 @@ impl Walk {
     ) {
         let Value::Obj(id) = v else { return };
         let id = *id as usize;
-        let Some(obj) = self.arena.get(id) else { return };
+        let Some(obj) = self.arena.get(id) else {
+            return;
+        };
         if path.len() >= MAX_PATH_DEPTH {
             if findings.is_empty() {
                 findings.push(Finding::warning(
@@ -1375,7 +1537,13 @@ impl Walk {
         if let Some(f) = on_path.get_mut(id) {
             *f = true;
         }
-        let child = |key: String, val: &Value, path: &mut Vec<String>, on_path: &mut Vec<bool>, seen: &mut Vec<bool>, out: &mut Vec<NamedTensor>, findings: &mut Vec<Finding>| {
+        let child = |key: String,
+                     val: &Value,
+                     path: &mut Vec<String>,
+                     on_path: &mut Vec<bool>,
+                     seen: &mut Vec<bool>,
+                     out: &mut Vec<NamedTensor>,
+                     findings: &mut Vec<Finding>| {
             path.push(key);
             self.visit(val, path, on_path, seen, out, findings);
             path.pop();
@@ -1385,7 +1553,10 @@ impl Walk {
                 if let Some(s) = seen.get_mut(*t as usize) {
                     if !*s {
                         *s = true;
-                        out.push(NamedTensor { name: path.join("."), tensor: *t });
+                        out.push(NamedTensor {
+                            name: path.join("."),
+                            tensor: *t,
+                        });
                     }
                 }
             }
@@ -1400,11 +1571,18 @@ impl Walk {
                 }
             }
             Obj::Instance(inst) => {
-                let Instance { state, items, entries, .. } = &**inst;
+                let Instance {
+                    state,
+                    items,
+                    entries,
+                    ..
+                } = &**inst;
                 if let Some(s) = state {
                     // an object's attributes are its children: __dict__ keys join the path
                     match s {
-                        Value::Obj(sid) if matches!(self.arena.get(*sid as usize), Some(Obj::Dict(_))) => {
+                        Value::Obj(sid)
+                            if matches!(self.arena.get(*sid as usize), Some(Obj::Dict(_))) =>
+                        {
                             self.visit(s, path, on_path, seen, out, findings);
                         }
                         other => child("state".into(), other, path, on_path, seen, out, findings),

@@ -129,7 +129,13 @@ pub struct OpInfo {
 
 macro_rules! row {
     ($code:expr, $op:ident, $name:expr, $arg:expr, $proto:expr) => {
-        OpInfo { code: $code, op: Op::$op, name: $name, arg: $arg, proto: $proto }
+        OpInfo {
+            code: $code,
+            op: Op::$op,
+            name: $name,
+            arg: $arg,
+            proto: $proto,
+        }
     };
 }
 
@@ -153,10 +159,22 @@ pub const OPCODES: [OpInfo; 68] = [
     row!(b'Q', BinPersId, "BINPERSID", A::None, 1),
     row!(b'R', Reduce, "REDUCE", A::None, 0),
     row!(b'S', String, "STRING", A::Line, 0),
-    row!(b'T', BinString, "BINSTRING", A::Counted4 { signed: true }, 1),
+    row!(
+        b'T',
+        BinString,
+        "BINSTRING",
+        A::Counted4 { signed: true },
+        1
+    ),
     row!(b'U', ShortBinString, "SHORT_BINSTRING", A::Counted1, 1),
     row!(b'V', Unicode, "UNICODE", A::Line, 0),
-    row!(b'X', BinUnicode, "BINUNICODE", A::Counted4 { signed: false }, 1),
+    row!(
+        b'X',
+        BinUnicode,
+        "BINUNICODE",
+        A::Counted4 { signed: false },
+        1
+    ),
     row!(b'a', Append, "APPEND", A::None, 0),
     row!(b'b', Build, "BUILD", A::None, 0),
     row!(b'c', Global, "GLOBAL", A::Line2, 0),
@@ -226,7 +244,10 @@ pub fn info(code: u8) -> Option<&'static OpInfo> {
 impl Op {
     /// The pickletools name of the opcode.
     pub fn name(self) -> &'static str {
-        OPCODES.iter().find(|r| r.op == self).map_or("?", |r| r.name)
+        OPCODES
+            .iter()
+            .find(|r| r.op == self)
+            .map_or("?", |r| r.name)
     }
 }
 
@@ -274,7 +295,8 @@ fn take(data: &[u8], at: usize, n: u64) -> Result<&[u8], DecodeError> {
     let Ok(end_us) = usize::try_from(end) else {
         return Err(DecodeError::Truncated { need: end });
     };
-    data.get(at..end_us).ok_or(DecodeError::Truncated { need: end })
+    data.get(at..end_us)
+        .ok_or(DecodeError::Truncated { need: end })
 }
 
 fn fixed<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], DecodeError> {
@@ -299,7 +321,9 @@ fn line(data: &[u8], at: usize) -> Result<(&[u8], usize), DecodeError> {
 /// Decodes the opcode at `pos`.
 pub fn decode(data: &[u8], pos: usize) -> Result<Decoded<'_>, DecodeError> {
     let Some(&code) = data.get(pos) else {
-        return Err(DecodeError::Truncated { need: pos as u64 + 1 });
+        return Err(DecodeError::Truncated {
+            need: pos as u64 + 1,
+        });
     };
     let Some(info) = info(code) else {
         return Err(DecodeError::UnknownOpcode(code));
@@ -307,10 +331,22 @@ pub fn decode(data: &[u8], pos: usize) -> Result<Decoded<'_>, DecodeError> {
     let at = pos + 1;
     let (arg, next) = match info.arg {
         A::None => (Arg::None, at),
-        A::U1 => (Arg::Int(i64::from(u8::from_le_bytes(fixed(data, at)?))), at + 1),
-        A::U2 => (Arg::Int(i64::from(u16::from_le_bytes(fixed(data, at)?))), at + 2),
-        A::I4 => (Arg::Int(i64::from(i32::from_le_bytes(fixed(data, at)?))), at + 4),
-        A::U4 => (Arg::Int(i64::from(u32::from_le_bytes(fixed(data, at)?))), at + 4),
+        A::U1 => (
+            Arg::Int(i64::from(u8::from_le_bytes(fixed(data, at)?))),
+            at + 1,
+        ),
+        A::U2 => (
+            Arg::Int(i64::from(u16::from_le_bytes(fixed(data, at)?))),
+            at + 2,
+        ),
+        A::I4 => (
+            Arg::Int(i64::from(i32::from_le_bytes(fixed(data, at)?))),
+            at + 4,
+        ),
+        A::U4 => (
+            Arg::Int(i64::from(u32::from_le_bytes(fixed(data, at)?))),
+            at + 4,
+        ),
         A::U8 => (Arg::U64(u64::from_le_bytes(fixed(data, at)?)), at + 8),
         A::F8 => (Arg::Float(f64::from_be_bytes(fixed(data, at)?)), at + 8),
         A::Counted1 => {
@@ -376,13 +412,25 @@ mod tests {
         assert_eq!(d.next, 11);
         let d = decode(b"\x8c\x02ab", 0).unwrap();
         assert_eq!(d.arg, Arg::Bytes(b"ab"));
-        assert_eq!(decode(b"\x8c\x05ab", 0).unwrap_err(), DecodeError::Truncated { need: 7 });
-        assert_eq!(decode(b"T\xff\xff\xff\xffab", 0).unwrap_err(), DecodeError::NegativeLength(-1));
-        assert_eq!(decode(b"\xff", 0).unwrap_err(), DecodeError::UnknownOpcode(0xff));
+        assert_eq!(
+            decode(b"\x8c\x05ab", 0).unwrap_err(),
+            DecodeError::Truncated { need: 7 }
+        );
+        assert_eq!(
+            decode(b"T\xff\xff\xff\xffab", 0).unwrap_err(),
+            DecodeError::NegativeLength(-1)
+        );
+        assert_eq!(
+            decode(b"\xff", 0).unwrap_err(),
+            DecodeError::UnknownOpcode(0xff)
+        );
         // a huge 8-byte count must not allocate or overflow
         let d = decode(b"\x8e\xff\xff\xff\xff\xff\xff\xff\xff", 0).unwrap_err();
         assert_eq!(d, DecodeError::Truncated { need: u64::MAX });
-        assert_eq!(decode(b"Iabc", 0).unwrap_err(), DecodeError::Truncated { need: 5 });
+        assert_eq!(
+            decode(b"Iabc", 0).unwrap_err(),
+            DecodeError::Truncated { need: 5 }
+        );
         let d = decode(b"G?\xf0\x00\x00\x00\x00\x00\x00", 0).unwrap();
         assert_eq!(d.arg, Arg::Float(1.0));
     }

@@ -54,81 +54,194 @@ impl Verdict {
 }
 
 const STORAGES: [&str; 17] = [
-    "DoubleStorage", "FloatStorage", "HalfStorage", "LongStorage", "IntStorage",
-    "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage", "BFloat16Storage",
-    "ComplexDoubleStorage", "ComplexFloatStorage", "QInt8Storage", "QInt32Storage",
-    "QUInt8Storage", "QUInt4x2Storage", "QUInt2x4Storage",
+    "DoubleStorage",
+    "FloatStorage",
+    "HalfStorage",
+    "LongStorage",
+    "IntStorage",
+    "ShortStorage",
+    "CharStorage",
+    "ByteStorage",
+    "BoolStorage",
+    "BFloat16Storage",
+    "ComplexDoubleStorage",
+    "ComplexFloatStorage",
+    "QInt8Storage",
+    "QInt32Storage",
+    "QUInt8Storage",
+    "QUInt4x2Storage",
+    "QUInt2x4Storage",
 ];
 /// torch._storage_classes under torch.cuda (no quantized ones).
 const CUDA_STORAGES: [&str; 12] = [
-    "DoubleStorage", "FloatStorage", "HalfStorage", "LongStorage", "IntStorage",
-    "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage", "BFloat16Storage",
-    "ComplexDoubleStorage", "ComplexFloatStorage",
+    "DoubleStorage",
+    "FloatStorage",
+    "HalfStorage",
+    "LongStorage",
+    "IntStorage",
+    "ShortStorage",
+    "CharStorage",
+    "ByteStorage",
+    "BoolStorage",
+    "BFloat16Storage",
+    "ComplexDoubleStorage",
+    "ComplexFloatStorage",
 ];
 /// torch._tensor_classes: dense CPU and CUDA.
 const TENSOR_CLASSES: [&str; 10] = [
-    "ShortTensor", "HalfTensor", "FloatTensor", "BoolTensor", "CharTensor", "BFloat16Tensor",
-    "DoubleTensor", "IntTensor", "LongTensor", "ByteTensor",
+    "ShortTensor",
+    "HalfTensor",
+    "FloatTensor",
+    "BoolTensor",
+    "CharTensor",
+    "BFloat16Tensor",
+    "DoubleTensor",
+    "IntTensor",
+    "LongTensor",
+    "ByteTensor",
 ];
 /// torch._tensor_classes: sparse (CPU and CUDA have no BoolTensor).
 const SPARSE_TENSOR_CLASSES: [&str; 9] = [
-    "ShortTensor", "HalfTensor", "FloatTensor", "CharTensor", "BFloat16Tensor",
-    "DoubleTensor", "IntTensor", "LongTensor", "ByteTensor",
+    "ShortTensor",
+    "HalfTensor",
+    "FloatTensor",
+    "CharTensor",
+    "BFloat16Tensor",
+    "DoubleTensor",
+    "IntTensor",
+    "LongTensor",
+    "ByteTensor",
 ];
 /// torch dtypes (str(dtype) = "torch.<name>"): the storage-type map, `_new_dtypes()`,
 /// uint1..7 and int1..7.
 const DTYPES: [&str; 47] = [
-    "float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
-    "bfloat16", "complex128", "complex64", "qint8", "qint32", "quint8", "quint4x2",
-    "quint2x4", "float8_e4m3fnuz", "bits8", "uint16", "bits16", "float8_e8m0fnu", "uint32",
-    "float8_e5m2", "bits1x8", "float4_e2m1fn_x2", "uint64", "float8_e4m3fn", "complex32",
-    "bits2x4", "bcomplex32", "float8_e5m2fnuz", "bits4x2", "uint1", "uint2", "uint3", "uint4",
-    "uint5", "uint6", "uint7", "int1", "int2", "int3", "int4", "int5", "int6", "int7",
+    "float64",
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+    "bfloat16",
+    "complex128",
+    "complex64",
+    "qint8",
+    "qint32",
+    "quint8",
+    "quint4x2",
+    "quint2x4",
+    "float8_e4m3fnuz",
+    "bits8",
+    "uint16",
+    "bits16",
+    "float8_e8m0fnu",
+    "uint32",
+    "float8_e5m2",
+    "bits1x8",
+    "float4_e2m1fn_x2",
+    "uint64",
+    "float8_e4m3fn",
+    "complex32",
+    "bits2x4",
+    "bcomplex32",
+    "float8_e5m2fnuz",
+    "bits4x2",
+    "uint1",
+    "uint2",
+    "uint3",
+    "uint4",
+    "uint5",
+    "uint6",
+    "uint7",
+    "int1",
+    "int2",
+    "int3",
+    "int4",
+    "int5",
+    "int6",
+    "int7",
 ];
 const QSCHEMES: [&str; 5] = [
-    "per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
-    "per_channel_symmetric", "per_channel_affine_float_qparams",
+    "per_tensor_affine",
+    "per_tensor_symmetric",
+    "per_channel_affine",
+    "per_channel_symmetric",
+    "per_channel_affine_float_qparams",
 ];
 /// torch._utils rebuild functions (`_tensor_rebuild_functions`).
 const REBUILD: [&str; 11] = [
-    "_rebuild_parameter", "_rebuild_parameter_with_state", "_rebuild_qtensor",
-    "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_sparse_tensor",
-    "_rebuild_meta_tensor_no_storage", "_rebuild_wrapper_subclass",
-    "_rebuild_device_tensor_from_numpy", "_rebuild_device_tensor_from_cpu_tensor",
+    "_rebuild_parameter",
+    "_rebuild_parameter_with_state",
+    "_rebuild_qtensor",
+    "_rebuild_tensor",
+    "_rebuild_tensor_v2",
+    "_rebuild_tensor_v3",
+    "_rebuild_sparse_tensor",
+    "_rebuild_meta_tensor_no_storage",
+    "_rebuild_wrapper_subclass",
+    "_rebuild_device_tensor_from_numpy",
+    "_rebuild_device_tensor_from_cpu_tensor",
 ];
 
 /// Single allowed globals with the reason they are harmless.
 pub const ALLOWED: [(&str, &str); 22] = [
-    ("collections.OrderedDict", "a dict (state dicts are OrderedDicts)"),
+    (
+        "collections.OrderedDict",
+        "a dict (state dicts are OrderedDicts)",
+    ),
     ("collections.Counter", "a dict of counts"),
-    ("torch.nn.parameter.Parameter", "a tensor marked as a parameter"),
+    (
+        "torch.nn.parameter.Parameter",
+        "a tensor marked as a parameter",
+    ),
     ("torch.serialization._get_layout", "names a tensor layout"),
     ("torch.Size", "a tensor shape (a tuple)"),
     ("torch.Tensor", "the tensor class"),
     ("torch.device", "names a device"),
     ("torch.storage.TypedStorage", "a tensor storage"),
     ("torch.storage.UntypedStorage", "a tensor storage"),
-    ("torch._tensor._rebuild_from_type_v2", "rebuilds a tensor subclass from allowed parts"),
-    ("_codecs.encode", "turns a str into bytes (how protocols 0-2 store bytes)"),
+    (
+        "torch._tensor._rebuild_from_type_v2",
+        "rebuilds a tensor subclass from allowed parts",
+    ),
+    (
+        "_codecs.encode",
+        "turns a str into bytes (how protocols 0-2 store bytes)",
+    ),
     ("builtins.bytearray", "a bytearray"),
     ("builtins.set", "a set"),
     ("builtins.frozenset", "a frozenset"),
     ("builtins.complex", "a complex number"),
-    ("numpy.core.multiarray._reconstruct", "rebuilds a numpy array (numpy < 2)"),
-    ("numpy._core.multiarray._reconstruct", "rebuilds a numpy array"),
-    ("numpy.core.multiarray.scalar", "rebuilds a numpy scalar (numpy < 2)"),
+    (
+        "numpy.core.multiarray._reconstruct",
+        "rebuilds a numpy array (numpy < 2)",
+    ),
+    (
+        "numpy._core.multiarray._reconstruct",
+        "rebuilds a numpy array",
+    ),
+    (
+        "numpy.core.multiarray.scalar",
+        "rebuilds a numpy scalar (numpy < 2)",
+    ),
     ("numpy._core.multiarray.scalar", "rebuilds a numpy scalar"),
     ("numpy.ndarray", "the numpy array class"),
     ("numpy.dtype", "a numpy dtype"),
-    ("numpy.core.multiarray._frombuffer", "rebuilds a numpy array from bytes (numpy < 2)"),
+    (
+        "numpy.core.multiarray._frombuffer",
+        "rebuilds a numpy array from bytes (numpy < 2)",
+    ),
 ];
 
 /// Is `module.name` on the allow-list? Returns why it is harmless.
 pub fn allowed(module: &str, name: &str) -> Option<&'static str> {
     let full_is = |m: &str, n: &str| module == m && name == n;
-    if let Some((_, why)) = ALLOWED.iter().find(|(full, _)| {
-        full.rsplit_once('.').is_some_and(|(m, n)| full_is(m, n))
-    }) {
+    if let Some((_, why)) = ALLOWED
+        .iter()
+        .find(|(full, _)| full.rsplit_once('.').is_some_and(|(m, n)| full_is(m, n)))
+    {
         return Some(why);
     }
     match module {
@@ -150,6 +263,7 @@ pub fn allowed(module: &str, name: &str) -> Option<&'static str> {
 
 /// (module, name or `*` for the whole module, why). A module row matches that module and
 /// every attribute reached through it.
+#[rustfmt::skip]
 pub const DANGEROUS: &[(&str, &str, &str)] = &[
     ("os", "*", "operating-system calls: runs commands, opens, changes and deletes files"),
     ("posix", "*", "the os module's POSIX implementation (os.system is posix.system)"),
@@ -241,6 +355,7 @@ pub const DANGEROUS: &[(&str, &str, &str)] = &[
 ];
 
 /// CPython `_compat_pickle.IMPORT_MAPPING` (Python 2 module → Python 3 module).
+#[rustfmt::skip]
 pub const IMPORT_MAPPING: [(&str, &str); 55] = [
     ("BaseHTTPServer", "http.server"),
     ("CGIHTTPServer", "http.server"),
@@ -299,8 +414,12 @@ pub const IMPORT_MAPPING: [(&str, &str); 55] = [
     ("xmlrpclib", "xmlrpc.client"),
 ];
 
-/// CPython `_compat_pickle.NAME_MAPPING` ((module, name) → (module, name)).
-pub const NAME_MAPPING: [((&str, &str), (&str, &str)); 88] = [
+/// A `_compat_pickle.NAME_MAPPING` row: (module, name) as written → as imported.
+pub type Rename = ((&'static str, &'static str), (&'static str, &'static str));
+
+/// CPython `_compat_pickle.NAME_MAPPING`.
+#[rustfmt::skip]
+pub const NAME_MAPPING: [Rename; 88] = [
     (("UserDict", "IterableUserDict"), ("collections", "UserDict")),
     (("UserDict", "UserDict"), ("collections", "UserDict")),
     (("UserList", "UserList"), ("collections", "UserList")),
@@ -395,7 +514,10 @@ pub const NAME_MAPPING: [((&str, &str), (&str, &str)); 88] = [
 /// `find_class` with `fix_imports`): `NAME_MAPPING` first, then `IMPORT_MAPPING` for the
 /// module. `None` when nothing is renamed.
 pub fn compat_rename(module: &str, name: &str) -> Option<(String, String)> {
-    if let Some((_, (m, n))) = NAME_MAPPING.iter().find(|((m, n), _)| *m == module && *n == name) {
+    if let Some((_, (m, n))) = NAME_MAPPING
+        .iter()
+        .find(|((m, n), _)| *m == module && *n == name)
+    {
         return Some(((*m).to_string(), (*n).to_string()));
     }
     IMPORT_MAPPING
@@ -429,7 +551,11 @@ pub fn judge(module: &str, name: &str) -> (GlobalVerdict, String) {
                     } else {
                         format!(" (reached as {reached})")
                     };
-                    let what = if *n == "*" { format!("{m}.*") } else { format!("{m}.{n}") };
+                    let what = if *n == "*" {
+                        format!("{m}.*")
+                    } else {
+                        format!("{m}.{n}")
+                    };
                     return (GlobalVerdict::Dangerous, format!("{what}: {why}{via}"));
                 }
             }
@@ -447,30 +573,57 @@ mod tests {
 
     #[test]
     fn judges() {
-        assert_eq!(judge("torch._utils", "_rebuild_tensor_v2").0, GlobalVerdict::Allowed);
+        assert_eq!(
+            judge("torch._utils", "_rebuild_tensor_v2").0,
+            GlobalVerdict::Allowed
+        );
         assert_eq!(judge("torch", "BFloat16Storage").0, GlobalVerdict::Allowed);
         assert_eq!(judge("torch.cuda", "HalfStorage").0, GlobalVerdict::Allowed);
-        assert_eq!(judge("torch.sparse", "BoolTensor").0, GlobalVerdict::Unknown);
-        assert_eq!(judge("collections", "OrderedDict").0, GlobalVerdict::Allowed);
+        assert_eq!(
+            judge("torch.sparse", "BoolTensor").0,
+            GlobalVerdict::Unknown
+        );
+        assert_eq!(
+            judge("collections", "OrderedDict").0,
+            GlobalVerdict::Allowed
+        );
         assert_eq!(judge("posix", "system").0, GlobalVerdict::Dangerous);
         assert_eq!(judge("os", "path.os.system").0, GlobalVerdict::Dangerous);
         let (v, why) = judge("codecs", "builtins.eval");
         assert_eq!(v, GlobalVerdict::Dangerous);
         assert!(why.contains("reached as codecs.builtins.eval"), "{why}");
-        assert_eq!(judge("asyncio.subprocess", "create_subprocess_shell").0, GlobalVerdict::Dangerous);
+        assert_eq!(
+            judge("asyncio.subprocess", "create_subprocess_shell").0,
+            GlobalVerdict::Dangerous
+        );
         assert_eq!(judge("builtins", "print").0, GlobalVerdict::Unknown);
         assert_eq!(judge("operator", "add").0, GlobalVerdict::Unknown);
         assert_eq!(judge("operator", "attrgetter").0, GlobalVerdict::Dangerous);
-        assert_eq!(judge("transformers.models.llama", "LlamaConfig").0, GlobalVerdict::Unknown);
+        assert_eq!(
+            judge("transformers.models.llama", "LlamaConfig").0,
+            GlobalVerdict::Unknown
+        );
     }
 
     #[test]
     fn compat_names() {
         // values from CPython's Lib/_compat_pickle.py
-        assert_eq!(compat_rename("__builtin__", "eval"), Some(("builtins".into(), "eval".into())));
-        assert_eq!(compat_rename("copy_reg", "_reconstructor"), Some(("copyreg".into(), "_reconstructor".into())));
-        assert_eq!(compat_rename("commands", "getoutput"), Some(("subprocess".into(), "getoutput".into())));
-        assert_eq!(compat_rename("__builtin__", "xrange"), Some(("builtins".into(), "range".into())));
+        assert_eq!(
+            compat_rename("__builtin__", "eval"),
+            Some(("builtins".into(), "eval".into()))
+        );
+        assert_eq!(
+            compat_rename("copy_reg", "_reconstructor"),
+            Some(("copyreg".into(), "_reconstructor".into()))
+        );
+        assert_eq!(
+            compat_rename("commands", "getoutput"),
+            Some(("subprocess".into(), "getoutput".into()))
+        );
+        assert_eq!(
+            compat_rename("__builtin__", "xrange"),
+            Some(("builtins".into(), "range".into()))
+        );
         assert_eq!(compat_rename("torch", "FloatStorage"), None);
     }
 }

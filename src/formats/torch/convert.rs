@@ -17,9 +17,28 @@ use serde::Serialize;
 /// The safetensors writer's `Dtype` enum order (`safetensors/src/tensor.rs`); the writer
 /// sorts by it descending, then by name.
 pub const WRITER_DTYPE_ORDER: [&str; 22] = [
-    "BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0",
-    "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64",
-    "F64", "I64", "U64",
+    "BOOL",
+    "F4",
+    "F6_E2M3",
+    "F6_E3M2",
+    "U8",
+    "I8",
+    "F8_E5M2",
+    "F8_E4M3",
+    "F8_E8M0",
+    "F8_E4M3FNUZ",
+    "F8_E5M2FNUZ",
+    "I16",
+    "U16",
+    "F16",
+    "BF16",
+    "I32",
+    "U32",
+    "F32",
+    "C64",
+    "F64",
+    "I64",
+    "U64",
 ];
 
 /// One tensor of the output.
@@ -54,7 +73,10 @@ struct Info<'a> {
 }
 
 fn rank(dtype: &str) -> usize {
-    WRITER_DTYPE_ORDER.iter().position(|d| *d == dtype).unwrap_or(0)
+    WRITER_DTYPE_ORDER
+        .iter()
+        .position(|d| *d == dtype)
+        .unwrap_or(0)
 }
 
 /// Plans the conversion. Refuses the whole file when it is dangerous or unreadable;
@@ -64,7 +86,10 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
     if matches!(i.safety.verdict, Verdict::Dangerous | Verdict::Error) {
         return Err(Finding::error(
             Code::NotConvertible,
-            format!("the file is {}: it is not converted", i.safety.verdict.name()),
+            format!(
+                "the file is {}: it is not converted",
+                i.safety.verdict.name()
+            ),
         ));
     }
     let mut refused = Vec::new();
@@ -81,13 +106,20 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
         match (why, range) {
             (None, Some((s, e))) => keep.push((t, s, e - s)),
             (why, _) => refused.push(
-                Finding::warning(Code::NotConvertible, why.unwrap_or_else(|| "its bytes are not located in the file".into()))
-                    .at_opt(t.start)
-                    .tensor(t.name.clone()),
+                Finding::warning(
+                    Code::NotConvertible,
+                    why.unwrap_or_else(|| "its bytes are not located in the file".into()),
+                )
+                .at_opt(t.start)
+                .tensor(t.name.clone()),
             ),
         }
     }
-    keep.sort_by(|(a, ..), (b, ..)| rank(&b.dtype).cmp(&rank(&a.dtype)).then_with(|| a.name.cmp(&b.name)));
+    keep.sort_by(|(a, ..), (b, ..)| {
+        rank(&b.dtype)
+            .cmp(&rank(&a.dtype))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     let mut map = serde_json::Map::new();
     let mut meta = serde_json::Map::new();
     meta.insert("format".into(), serde_json::Value::String("pt".into()));
@@ -95,14 +127,27 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
     let mut pieces = Vec::with_capacity(keep.len());
     let mut off = 0u64;
     for (t, s, len) in &keep {
-        let end = off.checked_add(*len).ok_or_else(|| Finding::error(Code::ShapeOverflow, "output size overflows u64"))?;
-        let info = Info { dtype: &t.dtype, shape: &t.shape, data_offsets: [off, end] };
-        let v = serde_json::to_value(&info).map_err(|e| Finding::error(Code::NotConvertible, e.to_string()))?;
+        let end = off
+            .checked_add(*len)
+            .ok_or_else(|| Finding::error(Code::ShapeOverflow, "output size overflows u64"))?;
+        let info = Info {
+            dtype: &t.dtype,
+            shape: &t.shape,
+            data_offsets: [off, end],
+        };
+        let v = serde_json::to_value(&info)
+            .map_err(|e| Finding::error(Code::NotConvertible, e.to_string()))?;
         map.insert(t.name.clone(), v);
-        pieces.push(Piece { name: t.name.clone(), src_start: *s, len: *len, dst_start: off });
+        pieces.push(Piece {
+            name: t.name.clone(),
+            src_start: *s,
+            len: *len,
+            dst_start: off,
+        });
         off = end;
     }
-    let mut json = serde_json::to_vec(&serde_json::Value::Object(map)).map_err(|e| Finding::error(Code::NotConvertible, e.to_string()))?;
+    let mut json = serde_json::to_vec(&serde_json::Value::Object(map))
+        .map_err(|e| Finding::error(Code::NotConvertible, e.to_string()))?;
     while json.len() % 8 != 0 {
         json.push(b' ');
     }
@@ -113,7 +158,12 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
     for p in &mut pieces {
         p.dst_start += head_len;
     }
-    Ok(Plan { header, len: head_len.saturating_add(off), pieces, refused })
+    Ok(Plan {
+        header,
+        len: head_len.saturating_add(off),
+        pieces,
+        refused,
+    })
 }
 
 impl Plan {

@@ -4,8 +4,21 @@ fn w(data: &[u8]) -> Walk {
     walk(data, &Context::default())
 }
 
-fn names(w: &Walk) -> Vec<(Option<String>, Option<String>, &'static str, u64, GlobalVerdict)> {
-    w.globals.iter().map(|g| (g.module.clone(), g.name.clone(), g.opcode, g.offset, g.verdict)).collect()
+type Row = (Option<String>, Option<String>, &'static str, u64, GlobalVerdict);
+
+fn names(w: &Walk) -> Vec<Row> {
+    w.globals
+        .iter()
+        .map(|g| {
+            (
+                g.module.clone(),
+                g.name.clone(),
+                g.opcode,
+                g.offset,
+                g.verdict,
+            )
+        })
+        .collect()
 }
 
 fn s(x: &str) -> Option<String> {
@@ -18,23 +31,50 @@ fn global_reduce_protocol_0() {
     let data = b"cposix\nsystem\np0\n(Vtrue\np1\ntp2\nRp3\n.";
     let w = w(data);
     assert_eq!(w.end, End::Stop(data.len() as u64));
-    assert_eq!(names(&w), vec![(s("posix"), s("system"), "GLOBAL", 0, GlobalVerdict::Dangerous)]);
+    assert_eq!(
+        names(&w),
+        vec![(
+            s("posix"),
+            s("system"),
+            "GLOBAL",
+            0,
+            GlobalVerdict::Dangerous
+        )]
+    );
 }
 
 #[test]
 fn stack_global_from_memo_after_pops() {
-    let data = b"\x80\x04\x8c\x02os\x94\x8c\x06system\x9400\x8c\x01x200h\x00h\x01\x93\x8c\x04true\x85R.";
+    let data =
+        b"\x80\x04\x8c\x02os\x94\x8c\x06system\x9400\x8c\x01x200h\x00h\x01\x93\x8c\x04true\x85R.";
     let w = w(data);
-    assert!(matches!(w.end, End::Stop(_)), "{:?} {:?}", w.end, w.findings);
+    assert!(
+        matches!(w.end, End::Stop(_)),
+        "{:?} {:?}",
+        w.end,
+        w.findings
+    );
     let at = data.iter().position(|&b| b == 0x93).unwrap() as u64;
-    assert_eq!(names(&w), vec![(s("os"), s("system"), "STACK_GLOBAL", at, GlobalVerdict::Dangerous)]);
+    assert_eq!(
+        names(&w),
+        vec![(
+            s("os"),
+            s("system"),
+            "STACK_GLOBAL",
+            at,
+            GlobalVerdict::Dangerous
+        )]
+    );
 }
 
 #[test]
 fn compat_names_for_protocol_2_only() {
     let p2 = b"\x80\x02c__builtin__\neval\n.";
     let g = &w(p2).globals[0];
-    assert_eq!((g.module.as_deref(), g.name.as_deref()), (Some("builtins"), Some("eval")));
+    assert_eq!(
+        (g.module.as_deref(), g.name.as_deref()),
+        (Some("builtins"), Some("eval"))
+    );
     assert_eq!(g.written, Some(("__builtin__".into(), "eval".into())));
     let p3 = b"\x80\x03c__builtin__\nset\n.";
     let g = &w(p3).globals[0];
@@ -60,7 +100,13 @@ fn nested_loads_walked_with_absolute_offsets() {
     let inner_at = data.len() as u64;
     data.extend_from_slice(inner);
     data.extend_from_slice(b"tR.");
-    let w = walk(&data, &Context { base: 1000, ..Context::default() });
+    let w = walk(
+        &data,
+        &Context {
+            base: 1000,
+            ..Context::default()
+        },
+    );
     assert_eq!(w.globals.len(), 2);
     assert_eq!(w.globals[1].module.as_deref(), Some("posix"));
     assert_eq!(w.globals[1].offset, 1000 + inner_at + 2);
@@ -100,7 +146,13 @@ fn state_dict_paths() {
         d.extend_from_slice(b"X\x03\x00\x00\x00cpuK\x06tQK\x00K\x02K\x03\x86K\x03K\x01\x86\x89ccollections\nOrderedDict\n)RtRa");
     }
     d.extend_from_slice(b"us.");
-    let w = walk(&d, &Context { torch: true, ..Context::default() });
+    let w = walk(
+        &d,
+        &Context {
+            torch: true,
+            ..Context::default()
+        },
+    );
     assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
     let (named, _) = w.named_tensors();
     let got: Vec<_> = named.iter().map(|n| n.name.as_str()).collect();
@@ -116,6 +168,9 @@ fn getattr_of_import_is_resolved() {
     let data = b"\x80\x02cbuiltins\ngetattr\n(cbuiltins\n__import__\n(X\x02\x00\x00\x00ostRX\x06\x00\x00\x00systemtR.";
     let w = w(data);
     let last = w.globals.last().unwrap();
-    assert_eq!((last.module.as_deref(), last.name.as_deref(), last.opcode), (Some("os"), Some("system"), "REDUCE"));
+    assert_eq!(
+        (last.module.as_deref(), last.name.as_deref(), last.opcode),
+        (Some("os"), Some("system"), "REDUCE")
+    );
     assert_eq!(last.verdict, GlobalVerdict::Dangerous);
 }
