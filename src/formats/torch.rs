@@ -359,14 +359,28 @@ impl Reader {
                         .min(avail.len()),
                 )
                 .unwrap_or(avail);
-            let w = eval::walk(window, ctx);
-            if let End::OutOfData(_) = w.end {
+            let mut w = eval::walk(window, ctx);
+            if let End::OutOfData(at) = w.end {
                 if avail_end < cap {
                     let len = (avail.len() as u64).max(PICKLE_CHUNK).min(cap - avail_end);
                     return Err(Need {
                         start: avail_end,
                         len,
                     });
+                }
+                if cap < self.file_len
+                    && cap == start.saturating_add(limit)
+                    && limit == MAX_PICKLE_LEN
+                {
+                    // the bytes go on, but not for us
+                    w.end = End::Failed;
+                    w.findings.push(
+                        Finding::error(
+                            Code::PickleLimit,
+                            format!("the pickle from byte {start} runs past the {MAX_PICKLE_LEN}-byte limit: not walked to its end"),
+                        )
+                        .at(at),
+                    );
                 }
             }
             self.walks.insert(start, w);
@@ -431,7 +445,7 @@ impl Reader {
                 findings.push(
                     Finding::error(
                         Code::PickleTruncated,
-                        format!("{what} (from byte {start}) ends at the end of the file before its STOP opcode"),
+                        format!("{what} (from byte {start}) ends before its STOP opcode: the file or member is truncated"),
                     )
                     .at(at),
                 );

@@ -4,7 +4,13 @@ fn w(data: &[u8]) -> Walk {
     walk(data, &Context::default())
 }
 
-type Row = (Option<String>, Option<String>, &'static str, u64, GlobalVerdict);
+type Row = (
+    Option<String>,
+    Option<String>,
+    &'static str,
+    u64,
+    GlobalVerdict,
+);
 
 fn names(w: &Walk) -> Vec<Row> {
     w.globals
@@ -173,4 +179,45 @@ fn getattr_of_import_is_resolved() {
         (Some("os"), Some("system"), "REDUCE")
     );
     assert_eq!(last.verdict, GlobalVerdict::Dangerous);
+}
+
+#[test]
+fn nesting_is_bounded() {
+    // pickle.loads(b"pickle.loads(b'…')") nested 12 deep around a posix.system call
+    let mut inner = b"\x80\x02cposix\nsystem\n.".to_vec();
+    for _ in 0..12 {
+        let mut outer = b"\x80\x03c_pickle\nloads\n(B".to_vec();
+        outer.extend_from_slice(&(inner.len() as u32).to_le_bytes());
+        outer.extend_from_slice(&inner);
+        outer.extend_from_slice(b"tR.");
+        inner = outer;
+    }
+    let w = w(&inner);
+    let deepest = w.globals.iter().map(|g| g.nesting).max().unwrap();
+    assert_eq!(deepest, MAX_NESTING);
+    assert!(w.findings.iter().any(|f| f.code == Code::PickleLimit));
+}
+
+#[test]
+fn lying_memo_index_does_not_allocate() {
+    let w = w(b"\x80\x02Nr\xff\xff\xff\xff0j\xff\xff\xff\xff.");
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    assert_eq!(w.root, Value::None);
+}
+
+#[test]
+fn protocol_0_persistent_id_and_newobj_ex() {
+    let w1 = w(b"Pkey\n.");
+    assert_eq!(w1.findings[0].code, Code::UnexpectedPersistentId);
+    // NEWOBJ_EX of a class with args and kwargs
+    let w2 = w(b"\x80\x04\x8c\x03foo\x8c\x03Bar\x93)}\x92.");
+    assert!(matches!(w2.end, End::Stop(_)));
+    assert_eq!(w2.globals[0].verdict, GlobalVerdict::Unknown);
+}
+
+#[test]
+fn pop_on_an_empty_mark_pops_the_mark() {
+    // CPython's load_pop: with nothing above the topmost mark, POP removes the mark
+    let w = w(b"(0N.");
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
 }
