@@ -156,6 +156,7 @@ fn every_fixture_matches_the_reference_tools() {
         }
         // torch zip reads: EOCD, directory, local headers, data.pkl — never tensor data
         if i.format == Container::PytorchZip {
+            println!("{name}: {} bytes, read {served}", bytes.len());
             if let Some(len) = e.get("pickle_len").and_then(|v| v.as_u64()) {
                 assert!(
                     served <= len + 128 * 1024,

@@ -213,6 +213,23 @@ impl RangeCache {
         b.get(from..to)
     }
 
+    /// The part of `[start, start + len)` still to fetch, without the bytes already held
+    /// at either end (so that no byte is asked for twice).
+    fn missing(&self, start: u64, len: u64) -> Need {
+        let end = start.saturating_add(len);
+        let have = self.run_from(start).len() as u64;
+        let from = start.saturating_add(have).min(end);
+        // a held range that begins inside and reaches the end trims the tail
+        let to = match self.ranges.range(from.saturating_add(1)..end).next() {
+            Some((&s, b)) if s.saturating_add(b.len() as u64) >= end => s,
+            _ => end,
+        };
+        Need {
+            start: from,
+            len: to - from,
+        }
+    }
+
     /// The contiguous bytes fetched from `start` on.
     pub fn run_from(&self, start: u64) -> &[u8] {
         self.ranges
@@ -291,6 +308,15 @@ impl Reader {
                 self.asked = None;
                 Next::Done(Box::new(self.finish(i)))
             }
+            Err(n) if n.len == 0 => {
+                // a parser bug, not the file's: finish rather than ask for nothing forever
+                let mut i = self.empty(Container::Unknown);
+                i.findings.push(
+                    Finding::error(Code::ReadFailed, "the reader asked for an empty range")
+                        .at(n.start),
+                );
+                Next::Done(Box::new(self.finish(i)))
+            }
             Err(n) => {
                 self.asked = Some(n);
                 Next::NeedRange {
@@ -323,7 +349,9 @@ impl Reader {
     fn get(&self, start: u64, len: u64) -> Fetch<&[u8]> {
         let start = start.min(self.file_len);
         let len = len.min(self.file_len - start);
-        self.cache.get(start, len).ok_or(Need { start, len })
+        self.cache
+            .get(start, len)
+            .ok_or_else(|| self.cache.missing(start, len))
     }
 
     fn run(&mut self) -> Fetch<Inspection> {
@@ -1368,6 +1396,29 @@ fn inventory(
         }
     }
     (out, findings)
+}
+
+/// The legacy format's first bytes as torch writes them (protocol 2): PROTO 2, LONG1 of
+/// [`LEGACY_MAGIC`], STOP.
+pub const LEGACY_PREFIX: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.";
+
+/// A cheap guess from the first bytes, for a dispatcher choosing a parser (no walk): a zip
+/// answers [`Container::PytorchZip`] (an `.npz` is told apart only by its directory), the
+/// `.npy` magic [`Container::Npy`], torch's legacy prefix [`Container::PytorchLegacy`], a
+/// PROTO opcode of protocol 2–5 [`Container::Pickle`]. Protocol 0–1 pickles have no
+/// marker: `None`, like anything else ([`Reader`] still reads them).
+pub fn sniff(head: &[u8]) -> Option<Container> {
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        Some(Container::PytorchZip)
+    } else if head.starts_with(npy::MAGIC) {
+        Some(Container::Npy)
+    } else if head.starts_with(LEGACY_PREFIX) {
+        Some(Container::PytorchLegacy)
+    } else if head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p)) {
+        Some(Container::Pickle)
+    } else {
+        None
+    }
 }
 
 /// Runs a [`Reader`] over an in-memory file. Returns the inspection and the bytes served.

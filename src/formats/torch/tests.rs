@@ -253,3 +253,18 @@ fn corrupted_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn sniffs_containers() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle");
+    let head = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    assert_eq!(sniff(&head("state_dict.pt")), Some(Container::PytorchZip));
+    assert_eq!(
+        sniff(&head("state_dict_legacy.pt")),
+        Some(Container::PytorchLegacy)
+    );
+    assert_eq!(sniff(&head("plain_p4.pkl")), Some(Container::Pickle));
+    assert_eq!(sniff(&head("f32.npy")), Some(Container::Npy));
+    assert_eq!(sniff(&head("plain_p0.pkl")), None);
+    assert_eq!(sniff(b""), None);
+}
