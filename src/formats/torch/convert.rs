@@ -169,7 +169,9 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
 impl Plan {
     /// Applies the plan to an in-memory input (tests, small files).
     pub fn apply(&self, input: &[u8]) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(usize::try_from(self.len).ok()?);
+        // never more than the input can fill, whatever the plan says
+        let cap = self.len.min((input.len() as u64).saturating_add(self.header.len() as u64));
+        let mut out = Vec::with_capacity(usize::try_from(cap).ok()?);
         out.extend_from_slice(&self.header);
         for p in &self.pieces {
             let s = usize::try_from(p.src_start).ok()?;
