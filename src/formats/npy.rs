@@ -6,7 +6,9 @@
 //! instead of raw data.
 //!
 //! The literal dict is parsed by a small hand-written reader (strings, integers, booleans,
-//! None, tuples, lists, dicts — what numpy writes), never evaluated.
+//! None, tuples, lists, dicts — what numpy writes), never evaluated. Not `npyz` /
+//! `ndarray-npy`: they read whole arrays through `Read`; here only the header is wanted,
+//! from a byte range, inside a zip member as well.
 
 use crate::error::{Code, Finding};
 
