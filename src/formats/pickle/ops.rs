@@ -5,6 +5,10 @@
 //! (`opcodes`). The decoder is written here from that description. It never allocates:
 //! an argument is a borrowed slice of the input, and every length is checked against the
 //! bytes that remain before it is used.
+//!
+//! Hand-written rather than built on `serde-pickle`: that crate decodes a stream into
+//! values and rejects or stubs GLOBAL / REDUCE, so it cannot list what a pickle imports,
+//! with the opcode's byte offset, which is the point here.
 
 /// Longest newline-terminated argument (protocol 0 `INT`, `GLOBAL` lines, `STRING` reprs,
 /// `UNICODE`) we accept. CPython has no limit; a real protocol-0 line is a number or a
