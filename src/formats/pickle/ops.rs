@@ -7,8 +7,8 @@
 //! bytes that remain before it is used.
 //!
 //! Hand-written rather than built on `serde-pickle`: that crate decodes a stream into
-//! values and rejects or stubs GLOBAL / REDUCE, so it cannot list what a pickle imports,
-//! with the opcode's byte offset, which is the point here.
+//! values; it does not report every import with its opcode and byte offset, nor walk
+//! nested pickles, which is the point here.
 
 /// Longest newline-terminated argument (protocol 0 `INT`, `GLOBAL` lines, `STRING` reprs,
 /// `UNICODE`) we accept. CPython has no limit; a real protocol-0 line is a number or a
