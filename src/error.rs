@@ -138,6 +138,41 @@ pub enum Code {
     // ---- values ----
     ValuesNotDecoded,
     FileChanged,
+
+    // ---- pickle-based files (PyTorch zip / legacy, plain pickle, npy, npz) ----
+    /// The pickle stream ends before its STOP opcode.
+    PickleTruncated,
+    /// The pickle stream is malformed: unknown opcode, stack underflow, missing mark,
+    /// negative length, unknown memo index, bad protocol.
+    PickleMalformed,
+    /// The pickle exceeds one of the walker's limits (opcodes, stack, memo, nesting).
+    PickleLimit,
+    /// An import the pickle would perform can run code or touch the system.
+    DangerousGlobal,
+    /// An import the pickle would perform is not on the allow-list.
+    UnknownGlobal,
+    /// A persistent id that is not a torch storage reference (or one in a plain pickle).
+    UnexpectedPersistentId,
+    /// The zip structure is broken (no end-of-central-directory record, bad central
+    /// directory, local header not matching).
+    ZipMalformed,
+    /// A zip member is compressed (torch writes them stored).
+    CompressedMember,
+    /// A storage the pickle references has no member / no record in the file.
+    MissingStorage,
+    /// A tensor reaches past the end of its storage.
+    TensorPastStorage,
+    /// A storage's recorded element count disagrees with the pickle (legacy format).
+    StorageSizeMismatch,
+    /// The .npy header is malformed.
+    NpyMalformed,
+    /// A dtype with no safetensors name (complex128, quantized, big-endian, structured).
+    UnsupportedDtype,
+    /// A tensor that is not contiguous (a view, a transpose, a Fortran-order array).
+    NonContiguous,
+    /// A tensor that cannot be turned into safetensors (not contiguous, unsupported dtype,
+    /// past its storage) or a file that must not be converted (dangerous, error).
+    NotConvertible,
 }
 
 impl Code {

@@ -7,6 +7,10 @@
 
 pub mod gguf;
 pub mod safetensors;
+pub mod npy;
+pub mod pickle;
+pub mod torch;
+pub mod zip;
 
 use crate::error::{Finding, Severity};
 use crate::vocab::{Format, TensorEntry, Totals};
