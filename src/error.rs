@@ -240,6 +240,21 @@ impl Code {
         Code::DuplicateCompanion,
         Code::ValuesNotDecoded,
         Code::FileChanged,
+        Code::PickleTruncated,
+        Code::PickleMalformed,
+        Code::PickleLimit,
+        Code::DangerousGlobal,
+        Code::UnknownGlobal,
+        Code::UnexpectedPersistentId,
+        Code::ZipMalformed,
+        Code::CompressedMember,
+        Code::MissingStorage,
+        Code::TensorPastStorage,
+        Code::StorageSizeMismatch,
+        Code::NpyMalformed,
+        Code::UnsupportedDtype,
+        Code::NonContiguous,
+        Code::NotConvertible,
     ];
 
     /// The stable name used in the JSON report.

@@ -24,7 +24,7 @@
 use super::grids::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
-use super::quant::{blocks, f16_at, KVALUES_MXFP4, MAX_BLOCK_BYTES, QK_K};
+use super::block::{blocks, f16_at, KVALUES_MXFP4, MAX_BLOCK_BYTES, QK_K};
 
 /// Elements per IQ4_NL block (ggml-common.h `QK4_NL`).
 pub const QK4_NL: usize = 32;

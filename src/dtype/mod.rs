@@ -2,6 +2,7 @@
 //! `decode` turns stored bytes into values; `quant` and `iquant` dequantize ggml block types
 //! (`grids`: ggml's i-quant lookup tables).
 
+mod block;
 pub mod decode;
 pub mod grids;
 pub mod iquant;

@@ -15,12 +15,12 @@
 //! Fixed indices into the fixed-size block arrays below are bounded by the block layout
 //! constants (loop counters), never by file data.
 
+use super::block::{blocks, f16_at, KVALUES_MXFP4};
+pub use super::block::{MAX_BLOCK_BYTES, QK_K};
 use super::iquant::ExtKind;
 
 /// Elements per block of the "legacy" quants (ggml-common.h `QK4_0` … `QK8_0`).
 pub const QK_LEGACY: usize = 32;
-/// Elements per super-block of the k-quants (ggml-common.h `QK_K`).
-pub const QK_K: usize = 256;
 /// Bytes of packed 6-bit scales/mins in Q4_K and Q5_K (ggml-common.h `K_SCALE_SIZE`).
 pub const K_SCALE_SIZE: usize = 12;
 /// Elements per MXFP4 block (ggml-common.h `QK_MXFP4`).
@@ -69,12 +69,7 @@ const _: () = assert!(Q6_K_BYTES == 210);
 const _: () = assert!(Q8_K_BYTES == 292);
 const _: () = assert!(MXFP4_BYTES == 17);
 
-/// The largest block of any decoded type.
-pub const MAX_BLOCK_BYTES: usize = Q8_K_BYTES;
-
-/// E2M1 values doubled (ggml `kvalues_mxfp4`; OCP MX spec FP4 table × 2). The E8M0
-/// scale is halved to match (`ggml_e8m0_to_fp32_half`). Also NVFP4's values.
-pub(super) const KVALUES_MXFP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+const _: () = assert!(Q8_K_BYTES == MAX_BLOCK_BYTES, "Q8_K is the largest block");
 
 /// ggml types that exist but whose values we do not decode: the ids ggml removed
 /// (ggml.rs `Status::Removed`).
@@ -171,22 +166,6 @@ impl QuantKind {
     }
 }
 
-/// Runs a fixed-size block decoder over every whole block.
-#[inline(always)]
-pub(super) fn blocks<const B: usize, const V: usize>(bytes: &[u8], out: &mut Vec<f64>, f: fn(&[u8; B], &mut [f32; V])) {
-    let mut y = [0f32; V];
-    for c in bytes.chunks_exact(B) {
-        if let Ok(b) = <&[u8; B]>::try_from(c) {
-            f(b, &mut y);
-            out.extend(y.iter().map(|&v| f64::from(v)));
-        }
-    }
-}
-
-#[inline(always)]
-pub(super) fn f16_at(lo: u8, hi: u8) -> f32 {
-    half::f16::from_le_bytes([lo, hi]).to_f32()
-}
 
 fn q4_0(b: &[u8; Q4_0_BYTES], y: &mut [f32; QK_LEGACY]) {
     let d = f16_at(b[0], b[1]);
