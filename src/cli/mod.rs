@@ -1,12 +1,13 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
-//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]) and the hidden
-//! `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
+//! `tensorpeek sha256 FILE…` ([`sha256`]) and the hidden `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod bench;
 pub mod exit;
 mod inspect;
 mod print;
+mod sha256;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The SHA-256 of whole files, as `sha256sum` prints it (`HEX  PATH`): compare a
+    /// download with its published hash.
+    Sha256 {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -73,6 +80,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::Sha256 { files } => sha256::run(&files),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }
