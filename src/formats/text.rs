@@ -95,26 +95,34 @@ pub fn suspicious(s: &str, kind: TextKind) -> Option<Why> {
     None
 }
 
-/// Elements that run script, load content or change the page when a string is inserted
-/// as markup (names are compared in lower case).
-const ACTIVE_TAGS: [&str; 22] = [
-    "script", "iframe", "frame", "frameset", "object", "embed", "applet", "svg", "math", "img", "image", "video",
-    "audio", "source", "style", "link", "meta", "base", "form", "input", "body", "template",
-];
+/// Elements that run script, embed another document or change the page wherever they
+/// appear (names compared in lower case).
+const ACTIVE_TAGS: [&str; 12] = ["script", "iframe", "frame", "frameset", "object", "embed", "applet", "svg", "style", "link", "meta", "base"];
+/// Elements that load content or carry event handlers through their attributes: active
+/// only with attributes. Bare `<image>`, `<video>`, `<audio>` are placeholders in
+/// multimodal chat templates (LFM2.5, Reka Edge) and vocabularies.
+const ACTIVE_WITH_ATTRIBUTES: [&str; 9] = ["img", "image", "video", "audio", "source", "input", "body", "form", "math"];
 
-/// Active HTML: an opening or closing tag of an [`ACTIVE_TAGS`] element, or a
-/// `javascript:` / `vbscript:` / `data:text/html` URL. Plain markup (`<b>`, `<table>`) and
-/// chat-template markers (`<|im_start|>`, `<s>`) are not active.
+/// Active HTML: a tag of an [`ACTIVE_TAGS`] element, an [`ACTIVE_WITH_ATTRIBUTES`] element
+/// with attributes (`<img src=x onerror=…>`), or a `javascript:` / `vbscript:` /
+/// `data:text/html` URL. Plain markup (`<b>`, `<table>`) and chat-template markers
+/// (`<|im_start|>`, `<s>`, `<image>`) are not active.
 pub fn has_active_html(s: &str) -> bool {
     let b = s.as_bytes();
     for (i, &c) in b.iter().enumerate() {
         match c {
             b'<' => {
                 let rest = b.get(i + 1..).unwrap_or(&[]);
+                let closing = rest.first() == Some(&b'/');
                 let rest = rest.strip_prefix(b"/").unwrap_or(rest);
                 let name_len = rest.iter().take_while(|x| x.is_ascii_alphanumeric()).count();
-                let Some(name) = rest.get(..name_len) else { continue };
-                if name_len > 0 && ACTIVE_TAGS.iter().any(|t| t.as_bytes().eq_ignore_ascii_case(name)) {
+                let (Some(name), next) = (rest.get(..name_len), rest.get(name_len).copied()) else { continue };
+                if name_len == 0 || next.is_some_and(|x| x == b'-' || x == b':') {
+                    continue;
+                }
+                let is = |t: &&str| t.as_bytes().eq_ignore_ascii_case(name);
+                let with_attributes = !closing && next.is_some_and(|x| x.is_ascii_whitespace() || x == b'/');
+                if ACTIVE_TAGS.iter().any(is) || (with_attributes && ACTIVE_WITH_ATTRIBUTES.iter().any(is)) {
                     return true;
                 }
             }
@@ -383,7 +391,7 @@ mod tests {
 
     #[test]
     fn clean_text_passes() {
-        for s in ["blk.0.attn_q.weight", "general.name", "Llama 3.2 3B Instruct", "naïve — ok", "<|im_start|>", "<s>", "<table>", "a: b"] {
+        for s in ["blk.0.attn_q.weight", "general.name", "Llama 3.2 3B Instruct", "naïve — ok", "<|im_start|>", "<s>", "<table>", "a: b", "<image></image>", "<video>", "<script-name>"] {
             for k in [TextKind::Name, TextKind::Value, TextKind::Token] {
                 assert_eq!(suspicious(s, k), None, "{s:?} {k:?}");
             }
@@ -404,6 +412,8 @@ mod tests {
         assert_eq!(suspicious("x\u{200E}y", TextKind::Name), Some(Why::Bidi));
         assert_eq!(suspicious("<img src=x onerror=alert(1)>", TextKind::Value), Some(Why::Html));
         assert_eq!(suspicious("</SCRIPT>", TextKind::Name), Some(Why::Html));
+        assert_eq!(suspicious("<image src=x onerror=alert(1)>", TextKind::Value), Some(Why::Html));
+        assert_eq!(suspicious("<svg/onload=alert(1)>", TextKind::Value), Some(Why::Html));
         assert_eq!(suspicious("click javascript:alert(1)", TextKind::Value), Some(Why::Html));
         assert_eq!(suspicious("data:TEXT/HTML;base64,xx", TextKind::Value), Some(Why::Html));
         let mut t = Tally::default();
