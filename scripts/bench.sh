@@ -11,6 +11,10 @@ trunk build --release --offline 2>&1 | tail -n 1
 cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
 file=tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_safetensors.py "$file"
+python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
+python3 tests/make_bench_files.py tests/e2e/out
+# Issue 13's table: every row beside its floor and its target.
+node tests/e2e/bench_page.mjs tests/e2e/out target/bench-native/tensorpeek
 node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek
 # The values worker from the file: BF16 → stats of the 788 MB embedding, with and without SHA-256.
 node tests/e2e/bench_values.mjs "$file"
