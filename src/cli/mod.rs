@@ -1,9 +1,11 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]) and the hidden
-//! `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! `bench-values` ([`bench`]), `tensorpeek convert FILE… -o OUT` ([`convert`]: pickle-based
+//! checkpoints to safetensors). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod bench;
+mod convert;
 pub mod exit;
 mod inspect;
 mod print;
@@ -15,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "tensorpeek", version, about = "Inspect safetensors and GGUF model files from their headers")]
+#[command(name = "tensorpeek", version, about = "Inspect safetensors, GGUF, PyTorch and pickle model files from their headers")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,6 +45,16 @@ enum Command {
         /// Print the JSON report with this tensor's `stats` filled in.
         #[arg(long)]
         json: bool,
+    },
+    /// Convert PyTorch / pickle / numpy files to one safetensors file, without loading them
+    /// (never a file judged dangerous or unreadable; tensor bytes copied as stored).
+    Convert {
+        /// The input files (several: their tensors go into one output).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The safetensors file to write.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
@@ -73,6 +85,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::Convert { files, output } => convert::run(&files, &output),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

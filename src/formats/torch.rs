@@ -36,7 +36,7 @@ use crate::formats::npy;
 use crate::formats::pickle::eval::{self, Context, End, GlobalRef, StorageRef, Value, Walk};
 use crate::formats::pickle::safety::{GlobalVerdict, Verdict};
 use crate::formats::zip;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// The first read: enough to tell the containers apart and, for a torch zip, to hold the
@@ -58,7 +58,7 @@ pub const LEGACY_MAGIC: i128 = 0x1950_a86a_20f9_469c_fc6c;
 pub const LEGACY_COUNT_LEN: u64 = 8;
 
 /// Which container a file is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Container {
     #[serde(rename = "pytorch-zip")]
     PytorchZip,
@@ -89,14 +89,14 @@ impl Container {
 }
 
 /// The report's `safety` object.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Safety {
     pub verdict: Verdict,
     pub globals: Vec<GlobalRef>,
 }
 
 /// One tensor of the inventory.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tensor {
     /// Key path (`state_dict.layer.weight`); `""` for a file that is one tensor (`.npy`,
     /// `torch.save(tensor)`); an `.npz` member's name without `.npy`.
@@ -127,7 +127,7 @@ pub struct Tensor {
 }
 
 /// Everything learned about one file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Inspection {
     pub format: Container,
     pub size: u64,
@@ -260,6 +260,8 @@ pub struct Reader {
     bytes_read: u64,
     short_read: Option<(u64, u64, u64)>,
     asked: Option<Need>,
+    /// Ranges known to be needed after `asked` (see [`Reader::take_also_needed`]).
+    also: Vec<Need>,
     /// Memoized walks by absolute start offset (only finished ones: STOP, failure, or out
     /// of data at the end of the file).
     walks: HashMap<u64, Walk>,
@@ -274,6 +276,7 @@ impl Reader {
             bytes_read: 0,
             short_read: None,
             asked: None,
+            also: Vec::new(),
             walks: HashMap::new(),
             directory: None,
         }
@@ -290,8 +293,17 @@ impl Reader {
         self.cache.insert(start, bytes);
     }
 
+    /// Ranges the parse will need after the one [`Reader::step`] just asked for, already
+    /// known (a torch zip's storage local headers, 30 bytes + name each): a driver may read
+    /// them in the same round, so that a file of n storages takes a few rounds, not n.
+    /// Supplying them is optional; each is asked for again later if it is not.
+    pub fn take_also_needed(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.also).into_iter().map(|n| (n.start, n.len)).collect()
+    }
+
     /// Advances the parse: the next range needed, or the result.
     pub fn step(&mut self) -> Next {
+        self.also.clear();
         if let Some((start, want, got)) = self.short_read {
             let mut i = self.empty(Container::Unknown);
             i.findings.push(
@@ -837,6 +849,19 @@ impl Reader {
         let prefix = pkl.name.strip_suffix("data.pkl").unwrap_or("").to_string();
         let by_name: HashMap<&str, &zip::Entry> =
             entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        // every storage's local header in one round (see `take_also_needed`)
+        let headers: Vec<Need> = storages
+            .iter()
+            .filter_map(|s| by_name.get(format!("{prefix}data/{}", s.key).as_str()).copied())
+            .filter(|e| e.method == 0)
+            .map(|e| (e.header_offset, zip::LOCAL_HEADER_LEN + e.name.len() as u64))
+            .filter(|&(at, want)| at.saturating_add(want) <= self.file_len && self.cache.get(at, want).is_none())
+            .map(|(at, want)| self.cache.missing(at, want))
+            .collect();
+        if let Some((first, rest)) = headers.split_first() {
+            self.also = rest.to_vec();
+            return Err(*first);
+        }
         let mut places: HashMap<String, StoragePlace> = HashMap::new();
         for s in &storages {
             let name = format!("{prefix}data/{}", s.key);
@@ -1428,11 +1453,14 @@ pub fn parse_all(bytes: &[u8]) -> (Inspection, u64) {
     loop {
         match r.step() {
             Next::NeedRange { start, len } => {
-                let s = usize::try_from(start).unwrap_or(usize::MAX);
-                let e = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
-                let chunk = bytes.get(s..e.min(bytes.len())).unwrap_or(&[]).to_vec();
-                served = served.saturating_add(chunk.len() as u64);
-                r.supply(start, chunk);
+                let also = r.take_also_needed();
+                for (start, len) in std::iter::once((start, len)).chain(also) {
+                    let s = usize::try_from(start).unwrap_or(usize::MAX);
+                    let e = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
+                    let chunk = bytes.get(s..e.min(bytes.len())).unwrap_or(&[]).to_vec();
+                    served = served.saturating_add(chunk.len() as u64);
+                    r.supply(start, chunk);
+                }
             }
             Next::Done(i) => return (*i, served),
         }
@@ -1440,6 +1468,9 @@ pub fn parse_all(bytes: &[u8]) -> (Inspection, u64) {
 }
 
 pub mod convert;
+pub mod file;
+
+pub use file::TorchFile;
 
 #[cfg(test)]
 mod tests;
