@@ -46,7 +46,8 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
             }
             Some(t) => {
                 if let Err(f) = convert::plan(&t.inspection) {
-                    eprintln!("tensorpeek: {}: {} — {}", i.name, f.message, crate::report::safety_meaning(t.inspection.safety.verdict));
+                    eprintln!("tensorpeek: {}: {}", i.name, f.message);
+                    eprintln!("  ({})", crate::report::safety_meaning(t.inspection.safety.verdict));
                     for e in i.errors() {
                         eprintln!("  - {e}");
                     }

@@ -24,8 +24,8 @@
 //! (fewer bytes than asked) ends the parse with a `ReadFailed` finding. [`parse_all`] is
 //! the synchronous driver over an in-memory file; it counts the bytes it served.
 //!
-//! What is read: a torch zip — the last 1 KiB (the whole 64 KiB comment window only when
-//! the end-of-central-directory record is not in it), the central directory, the
+//! What is read: a torch zip — its first local header, the last 42 bytes (the whole 64 KiB
+//! comment window only when the end-of-central-directory record is not in them), the central directory, the
 //! `data.pkl` local header and bytes, and each storage member's local header (30 bytes +
 //! its name), never tensor data. A legacy file — its pickles from the start, then the
 //! 8-byte element count in front of each storage. A plain pickle — up to its STOP. An
@@ -39,12 +39,14 @@ use crate::formats::zip;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
-/// The first read: enough to tell the containers apart and, for a torch zip, to hold the
-/// `data.pkl` local header that torch writes at offset 0.
-pub const HEAD_LEN: u64 = 4096;
-/// The first read at the end of a zip: the EOCD of a zip without a long comment, and the
-/// Zip64 locator before it.
-pub const TAIL_LEN: u64 = 1024;
+/// The first read: a zip member's fixed local header, enough to tell the containers apart
+/// (a zip's first member name follows it, read next — so that no byte past `data.pkl`'s
+/// start, where a small file's tensor data may already lie, is read for the inventory).
+pub const HEAD_LEN: u64 = zip::LOCAL_HEADER_LEN;
+/// The first read at the end of a zip: the end-of-central-directory record of a zip without
+/// a comment (torch writes none) and the Zip64 locator right before it — no more, so that
+/// a small file's last storage, just before the directory, is not read.
+pub const TAIL_LEN: u64 = zip::EOCD_LEN + zip::ZIP64_LOCATOR_LEN;
 /// Smallest extra read while a pickle of unknown length is walked from the start.
 pub const PICKLE_CHUNK: u64 = 64 << 10;
 /// Largest pickle we walk (`data.pkl`, a legacy main pickle, a plain pickle, a nested
@@ -374,7 +376,13 @@ impl Reader {
             return Ok(i);
         }
         let head = self.get(0, HEAD_LEN)?.to_vec();
-        if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        if head.starts_with(b"PK\x03\x04") {
+            // the first member's name too (its length is the u16 at 26)
+            let name_len = head.get(26..28).map_or(0, |b| u64::from(u16::from_le_bytes([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)])));
+            let head = self.get(0, HEAD_LEN + name_len)?.to_vec();
+            return self.run_zip(&head);
+        }
+        if head.starts_with(b"PK\x05\x06") {
             return self.run_zip(&head);
         }
         if head.starts_with(npy::MAGIC) {
