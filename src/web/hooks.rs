@@ -31,12 +31,12 @@ pub struct OpenRequest {
 }
 
 /// Whether files given together form a checkpoint (a Model tab beside the files' tabs): a
-/// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`.
+/// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`
+/// (or `.bin`).
 fn is_checkpoint_set(names: &[String], from_folder: bool) -> bool {
     let lower: Vec<String> = names.iter().map(|n| base_name(n).to_ascii_lowercase()).collect();
-    from_folder
-        || lower.iter().any(|n| n.ends_with(".json"))
-        || lower.iter().filter(|n| n.ends_with(".safetensors") && n.contains("-of-")).count() > 1
+    let shards = |ext: &str| lower.iter().filter(|n| n.ends_with(ext) && n.contains("-of-")).count();
+    from_folder || lower.iter().any(|n| n.ends_with(".json")) || shards(".safetensors") > 1 || shards(".bin") > 1
 }
 
 /// A callback that opens files: every model file gets a tab at once ("Reading header…"),
@@ -176,6 +176,8 @@ pub struct ScanJob {
     pub sha256: bool,
     /// Called with the stats once read.
     pub on_stats: Callback<Stats>,
+    /// A strided view: read through its strides.
+    pub strided: Option<crate::values::StridedView>,
 }
 
 /// The values worker as the panel uses it: its state, and start/cancel.
@@ -231,7 +233,7 @@ pub fn use_values_worker() -> ValuesWorker {
 /// Starts a worker for one tensor. Errors are JS errors from the Worker constructor
 /// (e.g. a Content-Security-Policy refusing it).
 fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: UseStateHandle<Option<Timing>>) -> Result<Job, String> {
-    let request = to_js(&Request::Scan { file: blob.clone().into(), entry: j.entry, sha256: j.sha256, chunk: 0, slices: false })?;
+    let request = to_js(&Request::Scan { file: blob.clone().into(), entry: j.entry, sha256: j.sha256, chunk: 0, slices: false, strided: j.strided })?;
     let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
     let w = worker.clone();
     let run_err = run.clone();

@@ -11,6 +11,7 @@ use super::sources::use_sources;
 use super::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
+use crate::values::StridedView;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -23,6 +24,10 @@ pub struct ValuesProps {
     /// Stats already read for this tensor.
     pub stats: Option<Stats>,
     pub on_stats: Callback<Stats>,
+    /// A strided view of its storage (pickle-based files): its elements are gathered
+    /// through the strides.
+    #[prop_or_default]
+    pub strided: Option<StridedView>,
 }
 
 /// Values of the selected tensor: read on request in a worker, with progress and cancel.
@@ -35,10 +40,10 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         return html! {};
     };
     let start = {
-        let (start, sha, on_stats, file) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file);
+        let (start, sha, on_stats, file, strided) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file, p.strided.clone());
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
-            start.emit(ScanJob { source: sources.get(file), entry: t.clone(), sha256: *sha, on_stats: on_stats.clone() });
+            start.emit(ScanJob { source: sources.get(file), entry: t.clone(), sha256: *sha, on_stats: on_stats.clone(), strided: strided.clone() });
         })
     };
     let cancel = worker.cancel.reform(|_: MouseEvent| ());
@@ -63,6 +68,12 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             <span class="dim">{ format!("reads {} bytes", fmt::thousands(bytes)) }</span>
         </div>
     };
+    let strided_note = p.strided.as_ref().map(|v| html! {
+        <p class="values-note" data-testid="values-strided">
+            { format!("A strided view (stride {}): not stored contiguously. Its elements are gathered through the strides in row-major order from the {} bytes it spans (views up to {} are read); the SHA-256 is then of the gathered bytes.",
+                fmt::shape(&v.stride), fmt::thousands(bytes), fmt::human_bytes(crate::values::MAX_STRIDED_BYTES)) }
+        </p>
+    });
 
     let status = match run {
         Run::Idle => html! {},
@@ -104,6 +115,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
     html! {
         <section class="card panel values" aria-label="Tensor values" data-testid="values-panel">
             <h3>{ "Values" }</h3>
+            { strided_note.unwrap_or_default() }
             { controls }
             { status }
             if let (Some(s), false) = (&p.stats, busy) {
