@@ -34,20 +34,30 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
             }
         };
         let name = file_name(path);
-        files.push((path.clone(), pollster::block_on(source::inspect(&src, &name))));
+        files.push((
+            path.clone(),
+            pollster::block_on(source::inspect(&src, &name)),
+        ));
     }
     // every input must be a pickle-based file that may be converted
     let mut refused = false;
     for (_, i) in &files {
         match i.parsed.torch() {
             None => {
-                eprintln!("tensorpeek: {} is {}, not a PyTorch, pickle or numpy file: nothing to convert", i.name, i.format.name());
+                eprintln!(
+                    "tensorpeek: {} is {}, not a PyTorch, pickle or numpy file: nothing to convert",
+                    i.name,
+                    i.format.name()
+                );
                 refused = true;
             }
             Some(t) => {
                 if let Err(f) = convert::plan(&t.inspection) {
                     eprintln!("tensorpeek: {}: {}", i.name, f.message);
-                    eprintln!("  ({})", crate::report::safety_meaning(t.inspection.safety.verdict));
+                    eprintln!(
+                        "  ({})",
+                        crate::report::safety_meaning(t.inspection.safety.verdict)
+                    );
                     for e in i.errors() {
                         eprintln!("  - {e}");
                     }
@@ -67,7 +77,10 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
         for tensor in &t.inspection.tensors {
             if let Some(first) = origin.insert(tensor.name.clone(), k) {
                 let first = files.get(first).map_or("?", |(_, f)| f.name.as_str());
-                eprintln!("tensorpeek: tensor {:?} is in both {first} and {}: refusing to pick one", tensor.name, i.name);
+                eprintln!(
+                    "tensorpeek: tensor {:?} is in both {first} and {}: refusing to pick one",
+                    tensor.name, i.name
+                );
                 return ExitCode::from(EXIT_FINDINGS);
             }
         }
@@ -87,7 +100,10 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
         }
     };
     let part = out.with_extension("safetensors.part");
-    if let Err(e) = write(&plan, &files, &origin, &part).and_then(|()| std::fs::rename(&part, out).map_err(|e| format!("cannot rename {} to {}: {e}", part.display(), out.display()))) {
+    if let Err(e) = write(&plan, &files, &origin, &part).and_then(|()| {
+        std::fs::rename(&part, out)
+            .map_err(|e| format!("cannot rename {} to {}: {e}", part.display(), out.display()))
+    }) {
         let _ = std::fs::remove_file(&part);
         eprintln!("tensorpeek: {e}");
         return ExitCode::from(EXIT_USAGE);
@@ -107,29 +123,44 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
     if plan.refused.is_empty() {
         ExitCode::from(EXIT_SOUND)
     } else {
-        println!("  {} tensor(s) could not be written as they are: the output lacks them", plan.refused.len());
+        println!(
+            "  {} tensor(s) could not be written as they are: the output lacks them",
+            plan.refused.len()
+        );
         ExitCode::from(EXIT_FINDINGS)
     }
 }
 
 /// Writes the header, then each piece copied from its input.
-fn write(plan: &convert::Plan, files: &[(PathBuf, Inspection)], origin: &HashMap<String, usize>, to: &Path) -> Result<(), String> {
+fn write(
+    plan: &convert::Plan,
+    files: &[(PathBuf, Inspection)],
+    origin: &HashMap<String, usize>,
+    to: &Path,
+) -> Result<(), String> {
     let mut out = File::create(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    out.write_all(&plan.header).map_err(|e| format!("writing {}: {e}", to.display()))?;
+    out.write_all(&plan.header)
+        .map_err(|e| format!("writing {}: {e}", to.display()))?;
     let mut open: HashMap<usize, File> = HashMap::new();
     for piece in &plan.pieces {
-        let k = *origin.get(&piece.name).ok_or_else(|| format!("tensor {:?} has no input", piece.name))?;
+        let k = *origin
+            .get(&piece.name)
+            .ok_or_else(|| format!("tensor {:?} has no input", piece.name))?;
         let (path, _) = files.get(k).ok_or("an input vanished")?;
         let input = match open.get_mut(&k) {
             Some(f) => f,
             None => {
-                let f = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                let f =
+                    File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
                 open.entry(k).or_insert(f)
             }
         };
-        input.seek(SeekFrom::Start(piece.src_start)).map_err(|e| format!("seek in {}: {e}", path.display()))?;
+        input
+            .seek(SeekFrom::Start(piece.src_start))
+            .map_err(|e| format!("seek in {}: {e}", path.display()))?;
         // `&File` readers: std copies file to file in the kernel (copy_file_range)
-        let copied = std::io::copy(&mut (&*input).take(piece.len), &mut out).map_err(|e| format!("copying {} from {}: {e}", piece.name, path.display()))?;
+        let copied = std::io::copy(&mut (&*input).take(piece.len), &mut out)
+            .map_err(|e| format!("copying {} from {}: {e}", piece.name, path.display()))?;
         if copied != piece.len {
             return Err(format!(
                 "{} ends before tensor {} does (byte {} of {}): did the file change?",
@@ -140,7 +171,7 @@ fn write(plan: &convert::Plan, files: &[(PathBuf, Inspection)], origin: &HashMap
             ));
         }
     }
-    out.sync_all().map_err(|e| format!("writing {}: {e}", to.display()))?;
+    out.sync_all()
+        .map_err(|e| format!("writing {}: {e}", to.display()))?;
     Ok(())
 }
-

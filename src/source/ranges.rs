@@ -36,10 +36,16 @@ pub struct RangeReads {
 
 /// Runs a [`Reader`] over `src` to its inspection. `head` is the file's first bytes, already
 /// read by the caller (the sniff): they are handed over first and counted, never read again.
-pub async fn read_ranges<S: ByteSource + ?Sized>(src: &S, head: &[u8]) -> (Result<Inspection, DriveError>, RangeReads) {
+pub async fn read_ranges<S: ByteSource + ?Sized>(
+    src: &S,
+    head: &[u8],
+) -> (Result<Inspection, DriveError>, RangeReads) {
     let len = src.len();
     let mut reader = Reader::new(len);
-    let mut cost = RangeReads { bytes: head.len() as u64, ..RangeReads::default() };
+    let mut cost = RangeReads {
+        bytes: head.len() as u64,
+        ..RangeReads::default()
+    };
     if !head.is_empty() {
         reader.supply(0, head.to_vec());
     }
@@ -51,11 +57,23 @@ pub async fn read_ranges<S: ByteSource + ?Sized>(src: &S, head: &[u8]) -> (Resul
         };
         let mut ranges = vec![(start, want)];
         ranges.extend(reader.take_also_needed());
-        if let Some(&(at, n)) = ranges.iter().find(|(at, n)| at.checked_add(*n).is_none_or(|end| end > len) || *n == 0) {
-            return (Err(DriveError::Stuck { need: at.saturating_add(n), have: len }), cost);
+        if let Some(&(at, n)) = ranges
+            .iter()
+            .find(|(at, n)| at.checked_add(*n).is_none_or(|end| end > len) || *n == 0)
+        {
+            return (
+                Err(DriveError::Stuck {
+                    need: at.saturating_add(n),
+                    have: len,
+                }),
+                cost,
+            );
         }
         for batch in ranges.chunks(CONCURRENT_READS) {
-            let reads = batch.iter().map(|&(at, n)| async move { (at, src.read_at(at, n).await) }).collect();
+            let reads = batch
+                .iter()
+                .map(|&(at, n)| async move { (at, src.read_at(at, n).await) })
+                .collect();
             for (at, read) in join_all(reads).await {
                 match read {
                     Ok(bytes) => {
@@ -68,11 +86,19 @@ pub async fn read_ranges<S: ByteSource + ?Sized>(src: &S, head: &[u8]) -> (Resul
             }
         }
     }
-    (Err(DriveError::Stuck { need: 0, have: cost.bytes }), cost)
+    (
+        Err(DriveError::Stuck {
+            need: 0,
+            have: cost.bytes,
+        }),
+        cost,
+    )
 }
 
 /// Runs the reads concurrently; the results in their order.
-async fn join_all<F: Future<Output = (u64, Result<Vec<u8>, SourceError>)>>(reads: Vec<F>) -> Vec<F::Output> {
+async fn join_all<F: Future<Output = (u64, Result<Vec<u8>, SourceError>)>>(
+    reads: Vec<F>,
+) -> Vec<F::Output> {
     let mut reads: Vec<Pin<Box<F>>> = reads.into_iter().map(Box::pin).collect();
     let mut done: Vec<Option<F::Output>> = reads.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {

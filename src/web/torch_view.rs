@@ -128,7 +128,11 @@ pub fn torch_section(p: &TorchSectionProps) -> Html {
         return html! {};
     };
     let i = &t.inspection;
-    let shared = i.tensors.iter().filter(|x| !x.shares_storage_with.is_empty()).count();
+    let shared = i
+        .tensors
+        .iter()
+        .filter(|x| !x.shares_storage_with.is_empty())
+        .count();
     let views = i.tensors.iter().filter(|x| !x.contiguous).count();
     html! {
         <div class="grid">
@@ -155,7 +159,12 @@ pub fn torch_section(p: &TorchSectionProps) -> Html {
 #[derive(Clone, Debug, PartialEq)]
 enum Converted {
     Idle,
-    Done { bytes: u64, pieces: usize, ms: f64, name: String },
+    Done {
+        bytes: u64,
+        pieces: usize,
+        ms: f64,
+        name: String,
+    },
     Failed(String),
 }
 
@@ -163,8 +172,20 @@ enum Converted {
 pub fn output_name(name: &str) -> String {
     let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
     let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
-    let stem: String = stem.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    format!("{}.safetensors", if stem.is_empty() { "converted" } else { &stem })
+    let stem: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!(
+        "{}.safetensors",
+        if stem.is_empty() { "converted" } else { &stem }
+    )
 }
 
 /// The safetensors file as a `Blob`: the header bytes, then a slice of the input per tensor
@@ -174,7 +195,11 @@ fn output_blob(input: &web_sys::Blob, plan: &Plan) -> Result<web_sys::Blob, JsVa
     parts.push(&js_sys::Uint8Array::from(plan.header.as_slice()));
     for piece in &plan.pieces {
         let end = piece.src_start.saturating_add(piece.len);
-        parts.push(&input.slice_with_f64_and_f64(piece.src_start as f64, end as f64)?.into());
+        parts.push(
+            &input
+                .slice_with_f64_and_f64(piece.src_start as f64, end as f64)?
+                .into(),
+        );
     }
     let bag = web_sys::BlobPropertyBag::new();
     bag.set_type("application/octet-stream");
@@ -183,13 +208,17 @@ fn output_blob(input: &web_sys::Blob, plan: &Plan) -> Result<web_sys::Blob, JsVa
 
 fn offer(blob: &web_sys::Blob, file_name: &str) -> Result<(), JsValue> {
     let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
-    let document = window.document().ok_or_else(|| JsValue::from_str("no document"))?;
+    let document = window
+        .document()
+        .ok_or_else(|| JsValue::from_str("no document"))?;
     let url = web_sys::Url::create_object_url_with_blob(blob)?;
     let a: web_sys::HtmlAnchorElement = document.create_element("a")?.dyn_into()?;
     a.set_href(&url);
     a.set_download(file_name);
     a.set_attribute("hidden", "")?;
-    let body = document.body().ok_or_else(|| JsValue::from_str("no body"))?;
+    let body = document
+        .body()
+        .ok_or_else(|| JsValue::from_str("no body"))?;
     body.append_child(&a)?;
     a.click();
     a.remove();
@@ -198,7 +227,8 @@ fn offer(blob: &web_sys::Blob, file_name: &str) -> Result<(), JsValue> {
     let revoke = wasm_bindgen::closure::Closure::once_into_js(move || {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
-    window.set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 600_000)?;
+    window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 600_000)?;
     Ok(())
 }
 
@@ -218,10 +248,17 @@ fn convert_card(p: &TorchSectionProps) -> Html {
             let result = (|| -> Result<Converted, String> {
                 let t: &TorchFile = insp.0.parsed.torch().ok_or("not a pickle-based file")?;
                 let plan = convert::plan(&t.inspection).map_err(|f| f.message)?;
-                let src = sources.get(file).ok_or("the file is no longer available to this page; open it again")?;
+                let src = sources
+                    .get(file)
+                    .ok_or("the file is no longer available to this page; open it again")?;
                 let blob = output_blob(src.blob(), &plan).map_err(|e| format!("{e:?}"))?;
                 offer(&blob, &name).map_err(|e| format!("{e:?}"))?;
-                Ok(Converted::Done { bytes: plan.len, pieces: plan.pieces.len(), ms: now_ms() - started, name: name.clone() })
+                Ok(Converted::Done {
+                    bytes: plan.len,
+                    pieces: plan.pieces.len(),
+                    ms: now_ms() - started,
+                    name: name.clone(),
+                })
             })();
             state.set(result.unwrap_or_else(Converted::Failed));
         })

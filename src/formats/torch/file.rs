@@ -33,8 +33,16 @@ impl TorchFile {
             }
         }
         let entries: Vec<TensorEntry> = inspection.tensors.iter().map(entry).collect();
-        let data_bytes = union_len(entries.iter().filter_map(|e| Some((e.abs_start?, e.abs_start?.checked_add(e.bytes?)?))));
-        TorchFile { inspection, entries, data_bytes }
+        let data_bytes = union_len(
+            entries
+                .iter()
+                .filter_map(|e| Some((e.abs_start?, e.abs_start?.checked_add(e.bytes?)?))),
+        );
+        TorchFile {
+            inspection,
+            entries,
+            data_bytes,
+        }
     }
 
     /// The report's `files[].format`.
@@ -117,7 +125,10 @@ mod tests {
         assert_eq!(stem("a\\b.c.pt"), "b.c");
         assert_eq!(stem(".hidden"), ".hidden");
         assert_eq!(stem("noext"), "noext");
-        assert_eq!(union_len([(0, 10), (5, 12), (20, 30), (30, 31), (40, 40)].into_iter()), 23);
+        assert_eq!(
+            union_len([(0, 10), (5, 12), (20, 30), (30, 31), (40, 40)].into_iter()),
+            23
+        );
         assert_eq!(union_len([(5, 6), (0, 100)].into_iter()), 100);
     }
 }
