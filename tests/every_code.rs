@@ -27,11 +27,12 @@ fn _every_variant_is_listed(c: Code) {
         | InvalidTokenizer | VocabMismatch | CompanionTooLarge | DuplicateCompanion | ValuesNotDecoded | FileChanged
         | PickleTruncated | PickleMalformed | PickleLimit | DangerousGlobal | UnknownGlobal | UnexpectedPersistentId
         | ZipMalformed | CompressedMember | MissingStorage | TensorPastStorage | StorageSizeMismatch | NpyMalformed
-        | UnsupportedDtype | NonContiguous | NotConvertible => {}
+        | UnsupportedDtype | NonContiguous | NotConvertible | SuspiciousText | ChatTemplateUnsafe | LimitExceeded
+        | LlamaCppIncompatible => {}
     }
 }
 
-const LISTED: usize = 77;
+const LISTED: usize = 81;
 
 fn inspect(bytes: Vec<u8>, name: &str) -> Inspection {
     pollster::block_on(source::inspect(&MemorySource::new(bytes), name))
@@ -220,6 +221,27 @@ fn trigger(code: Code) -> Vec<Code> {
         TensorGap => st(r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}"#, 3),
         TensorPastEnd => st(r#"{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}"#, 2),
         TrailingBytes => st(r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#, 5),
+        SuspiciousText => {
+            let mut out = Gguf::new().kv("general.name", 8, gstr("Llama\u{202e}3".as_bytes())).codes();
+            out.extend(st(r#"{"__metadata__":{"note":"<script>alert(1)</script>"}}"#, 0));
+            out
+        }
+        LimitExceeded => {
+            // One metadata entry past the limit (each a 1-byte U8).
+            let n = tensorpeek::formats::MAX_METADATA_ENTRIES + 1;
+            let mut g = Gguf::new();
+            for i in 0..n {
+                g = g.kv(&format!("k{i}"), 0, vec![1]);
+            }
+            g.codes()
+        }
+        ChatTemplateUnsafe => {
+            let t = "{{ cycler.__init__.__globals__.os.popen('id').read() }}";
+            let mut out = Gguf::new().kv("tokenizer.chat_template", 8, gstr(t.as_bytes())).codes();
+            let cfg = format!(r#"{{"chat_template": {}}}"#, serde_json::to_string(t).unwrap());
+            out.extend(model_codes(&[], &[("tokenizer_config.json", cfg.as_str())]));
+            out
+        }
         HeaderTooLarge => {
             let mut v = 100_000_001u64.to_le_bytes().to_vec();
             v.extend_from_slice(b"{}");
@@ -277,6 +299,7 @@ fn trigger(code: Code) -> Vec<Code> {
         RemovedGgmlType => Gguf::new().tensor("t", &[16], 4, 0).data(10).codes(),
         UnalignedOffset => Gguf::new().tensor("t", &[4], 0, 1).data(17).codes(),
         InvalidAlignment => Gguf::new().u32kv("general.alignment", 3).codes(),
+        LlamaCppIncompatible => Gguf::new().tensor("t", &[4, 0], 0, 0).codes(),
         MissingShard => model_codes(&[shard("a.safetensors", &[("x", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors","y":"b.safetensors"}}"#)]),
         TensorNotInShard => model_codes(&[shard("a.safetensors", &[("x", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}"#)]),
         TensorNotInIndex => model_codes(&[shard("a.safetensors", &[("x", 1), ("y", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors"}}"#)]),

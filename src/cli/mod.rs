@@ -1,7 +1,8 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
-//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]) and the hidden
-//! `bench-values` ([`bench`]), `tensorpeek convert FILE… -o OUT` ([`convert`]: pickle-based
-//! checkpoints to safetensors). Text output is in [`print`]; the exit status in [`exit`]:
+//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
+//! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
+//! pickle-based checkpoints to safetensors) and the hidden `bench-values` ([`bench`]). Text
+//! output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod bench;
@@ -9,6 +10,7 @@ mod convert;
 pub mod exit;
 mod inspect;
 mod print;
+mod sha256;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +47,12 @@ enum Command {
         /// Print the JSON report with this tensor's `stats` filled in.
         #[arg(long)]
         json: bool,
+    },
+    /// The SHA-256 of whole files, as `sha256sum` prints it (`HEX  PATH`): compare a
+    /// download with its published hash.
+    Sha256 {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Convert PyTorch / pickle / numpy files to one safetensors file, without loading them
     /// (never a file judged dangerous or unreadable; tensor bytes copied as stored).
@@ -85,6 +93,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::Sha256 { files } => sha256::run(&files),
         Command::Convert { files, output } => convert::run(&files, &output),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }

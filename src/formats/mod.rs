@@ -9,6 +9,7 @@ pub mod gguf;
 pub mod safetensors;
 pub mod npy;
 pub mod pickle;
+pub mod text;
 pub mod torch;
 pub mod zip;
 
@@ -23,6 +24,30 @@ pub enum Step<T> {
     Done(T),
     /// The parser needs a prefix of at least this many bytes (never more than the file).
     Need(u64),
+}
+
+/// Most tensors read from one file's header, in any format. Each costs ~200 bytes of
+/// memory (`TensorEntry`) for as few as 24 bytes of header (a GGUF tensor info), so a
+/// dense hostile header would otherwise take 8× its size (issue 12's bound is 4× + 64
+/// MiB). Real files hold hundreds to a few thousand (a Llama 3 70B GGUF: 724; DeepSeek-V3
+/// in safetensors: 91,991 tensors over 163 shards, ~560 per shard; even Qwen3-235B's
+/// 36,000 unmerged expert weights are spread over 118 shards); 100,000 is far above any
+/// of them and costs at most ~20 MiB. Past it: `LimitExceeded`, the first ones kept.
+pub const MAX_TENSORS: u64 = 100_000;
+/// Most metadata entries read from one file's header (GGUF key-value pairs, safetensors
+/// `__metadata__` entries). An entry costs ~100 bytes kept for as few as 7–13 bytes of
+/// header; real files have 1–60 (GGUF: general.*, the architecture's keys, tokenizer.*).
+/// 10,000 is over a hundred times that. Past it: `LimitExceeded`, the first ones kept.
+pub const MAX_METADATA_ENTRIES: u64 = 10_000;
+
+/// Pushes onto a list that grows by a quarter at a time instead of doubling: a list of
+/// 200,000 tensors of ~200 bytes would otherwise hold up to twice its length, and three
+/// times while it is being moved.
+pub(crate) fn push_grow<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact((v.len() / 4).max(16));
+    }
+    v.push(x);
 }
 
 /// Bytes needed to tell the formats apart.

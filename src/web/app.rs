@@ -179,10 +179,13 @@ pub fn app() -> Html {
             let on_stats = Callback::from(move |(i, s): (usize, crate::stats::Stats)| d.dispatch(Action::Stats(id, i, s)));
             let on_close = close.reform(move |_: ()| id);
             let values = Rc::new(state.values_of(id));
+            let d = state.dispatcher();
+            let on_sha256 = Callback::from(move |on: bool| d.dispatch(Action::SetValuesSha256(on)));
+            let sha256 = state.values_sha256;
             html! {
                 <>
                     { split_view::for_file(&state, f) }
-                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} />
+                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} {sha256} {on_sha256} />
                 </>
             }
         }

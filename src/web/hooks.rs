@@ -12,8 +12,6 @@ use crate::model::files::base_name;
 use crate::source::blob::BlobSource;
 use crate::source::set::{role_of, Role};
 use crate::source::ByteSource;
-use crate::stats::Stats;
-use crate::vocab::TensorEntry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -134,7 +132,7 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
     opener::start(JobPlan { inputs, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS) }, d);
 }
 
-/// A values read in progress, as the panel shows it.
+/// A job of the worker (a tensor's values, a file's hash) as a panel shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Run {
     Idle,
@@ -143,17 +141,6 @@ pub enum Run {
     Reading { done: u64, total: u64, started: f64, now: f64 },
     Cancelled { done: u64, total: u64 },
     Failed(Problem),
-}
-
-/// What the last read cost.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Timing {
-    pub bytes_read: u64,
-    pub ms: f64,
-    pub wasm_memory: u64,
-    pub sha256: bool,
-    /// Where the SHA-256 ran (the worker's `hashing`).
-    pub hashing: String,
 }
 
 /// A running worker and its handlers (kept alive as long as the worker may call them).
@@ -169,50 +156,39 @@ impl Drop for Job {
     }
 }
 
-/// One tensor to read.
-pub struct ScanJob {
-    pub source: Option<Rc<BlobSource>>,
-    pub entry: TensorEntry,
-    pub sha256: bool,
-    /// Called with the stats once read.
-    pub on_stats: Callback<Stats>,
-    /// A strided view: read through its strides.
-    pub strided: Option<crate::values::StridedView>,
+/// A job for the worker: the request, and what to do with its result (`Done`, `Hashed`).
+pub struct JobRequest {
+    pub request: Request,
+    pub on_result: Callback<Response>,
 }
 
-/// The values worker as the panel uses it: its state, and start/cancel.
-pub struct ValuesWorker {
+/// The worker as a panel uses it: the job's state, start and cancel.
+pub struct WorkerJob {
     pub run: Run,
-    pub timing: Option<Timing>,
-    pub start: Callback<ScanJob>,
+    pub start: Callback<JobRequest>,
     pub cancel: Callback<()>,
 }
 
-/// A Web Worker reads the tensor (the UI thread never touches the bytes); Cancel — or
-/// leaving the panel — terminates it at once, and the next read starts a fresh one.
+/// A Web Worker does the job (the UI thread never touches the bytes); Cancel — or leaving
+/// the panel — terminates it at once, and the next job starts a fresh one.
 #[hook]
-pub fn use_values_worker() -> ValuesWorker {
+pub fn use_worker_job() -> WorkerJob {
     let run = use_state(|| Run::Idle);
-    let timing = use_state(|| None::<Timing>);
     let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
     {
         let job = job.clone();
         use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
     }
     let start = {
-        let (run, timing, job) = (run.clone(), timing.clone(), job.clone());
-        Callback::from(move |j: ScanJob| {
+        let (run, job) = (run.clone(), job.clone());
+        Callback::from(move |j: JobRequest| {
             drop(job.borrow_mut().take());
-            let Some(src) = j.source.clone() else {
-                run.set(Run::Failed(Problem::read_failed("the file is no longer available to this page; open it again")));
-                return;
-            };
-            match spawn(src.blob(), j, run.clone(), timing.clone()) {
+            match spawn(j, run.clone()) {
                 Ok(w) => {
                     *job.borrow_mut() = Some(w);
                     run.set(Run::Starting);
                 }
-                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the values worker could not start: {e}")))),
+                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the worker could not start: {e}")))),
             }
         })
     };
@@ -227,18 +203,18 @@ pub fn use_values_worker() -> ValuesWorker {
             run.set(Run::Cancelled { done, total });
         })
     };
-    ValuesWorker { run: (*run).clone(), timing: (*timing).clone(), start, cancel }
+    WorkerJob { run: (*run).clone(), start, cancel }
 }
 
-/// Starts a worker for one tensor. Errors are JS errors from the Worker constructor
-/// (e.g. a Content-Security-Policy refusing it).
-fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: UseStateHandle<Option<Timing>>) -> Result<Job, String> {
-    let request = to_js(&Request::Scan { file: blob.clone().into(), entry: j.entry, sha256: j.sha256, chunk: 0, slices: false, strided: j.strided })?;
+/// Starts a worker for one job. Errors are JS errors from the Worker constructor (e.g. a
+/// Content-Security-Policy refusing it).
+fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
+    let request = to_js(&j.request)?;
     let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
     let w = worker.clone();
     let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let (sha256, on_stats) = (j.sha256, j.on_stats);
+    let on_result = j.on_result;
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
         Ok(Response::Ready) => {
             started.set(now_ms());
@@ -247,10 +223,9 @@ fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: Use
             }
         }
         Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
-        Ok(Response::Done { stats, bytes_read, ms, wasm_memory, hashing }) => {
+        Ok(r @ (Response::Done { .. } | Response::Hashed { .. })) => {
             w.terminate();
-            timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing }));
-            on_stats.emit(stats);
+            on_result.emit(r);
             run.set(Run::Idle);
         }
         Ok(Response::Error(p)) => {
@@ -259,7 +234,7 @@ fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: Use
         }
         Ok(Response::Panicked { message }) => {
             w.terminate();
-            run.set(Run::Failed(Problem::read_failed(format!("the values worker stopped: {message}"))));
+            run.set(Run::Failed(Problem::read_failed(format!("the worker stopped: {message}"))));
         }
         Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. }) => {}
         Err(e) => {
@@ -272,7 +247,7 @@ fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: Use
     let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         w2.terminate();
         let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(Run::Failed(Problem::read_failed(format!("the values worker failed: {detail}"))));
+        run_err.set(Run::Failed(Problem::read_failed(format!("the worker failed: {detail}"))));
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })

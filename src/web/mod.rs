@@ -27,6 +27,7 @@ pub mod table;
 pub mod tokenizer_view;
 pub mod torch_view;
 pub mod values;
+pub mod verify_view;
 pub mod worker;
 
 /// Installs the panic hook and mounts the app on `<body>`.

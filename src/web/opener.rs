@@ -180,7 +180,7 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
             // A URL that could not be opened: said on the file's own tab by its inspection.
             let _ = p;
         }
-        Response::Done { .. } => {}
+        Response::Done { .. } | Response::Hashed { .. } => {}
     }
 }
 

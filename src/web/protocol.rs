@@ -40,6 +40,11 @@ pub enum Request {
         #[serde(default)]
         strided: Option<crate::values::StridedView>,
     },
+    /// The SHA-256 of a whole file ("Verify file"), answered by `Progress` and `Hashed`.
+    Hash {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        file: JsValue,
+    },
     /// Read a set of files' headers (`source::set::read_set`): inspect the model files,
     /// read the JSON companions whole, skip the rest. Answered by [`Response::Reading`],
     /// [`Response::Inspected`] per file and [`Response::Opened`] at the end.
@@ -142,6 +147,9 @@ pub enum Response {
         hashing: String,
     },
     Error(Problem),
+    /// A whole file's SHA-256 (lowercase hex) and the bytes read.
+    #[serde(rename_all = "camelCase")]
+    Hashed { hex: String, bytes_read: u64, ms: f64 },
     /// The open job starts reading input `index` (the watchdog's unit of work).
     Reading { index: usize },
     /// Bytes fetched so far for the current input (URLs: requests made, bytes, time).

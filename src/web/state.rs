@@ -120,6 +120,9 @@ pub struct State {
     /// Files that could not be read at all (the parser panicked or never finished):
     /// (name, message), shown in an error panel until dismissed.
     pub failed: Vec<(String, String)>,
+    /// Whether a values read also hashes the raw bytes: off by default, remembered while
+    /// the page is open.
+    pub values_sha256: bool,
 }
 
 impl State {
@@ -161,6 +164,8 @@ pub enum Action {
     Failed { id: Option<u32>, name: String, message: String },
     /// The error panel's entry `i` was dismissed.
     Dismiss(usize),
+    /// Hash the raw bytes when reading values (or not).
+    SetValuesSha256(bool),
 }
 
 impl Reducible for State {
@@ -226,6 +231,7 @@ impl Reducible for State {
                     return Rc::new(s).reduce(Action::Remove(id));
                 }
             }
+            Action::SetValuesSha256(on) => s.values_sha256 = on,
             Action::Dismiss(i) => {
                 if i < s.failed.len() {
                     s.failed.remove(i);

@@ -76,6 +76,7 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     let (file, entry, sha256, chunk, slices, strided) = match from_js::<Request>(data) {
         Ok(Request::Scan { file, entry, sha256, chunk, slices, strided }) => (file, entry, sha256, chunk, slices, strided),
         Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
+        Ok(Request::Hash { file }) => return hash(scope, file).await,
         Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
     };
     let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
@@ -160,6 +161,33 @@ async fn scan<T: Tee + Finish>(
     let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
     chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
     Ok((stats, range.len))
+}
+
+/// "Verify file": the SHA-256 of the whole Blob through the one hashing loop
+/// (`source::hash::hash_chunks`), over the same BYOB chunk stream as a tensor scan.
+async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue) {
+    let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
+        return post(scope, &Response::Error(Problem::read_failed("the worker got a hash request without a file")));
+    };
+    let len = BlobSource::new(blob.clone()).len();
+    let started = js_sys::Date::now();
+    let mut last = f64::NEG_INFINITY;
+    let progress = |done: u64, total: u64| {
+        let now = js_sys::Date::now();
+        if done == 0 || done >= total || now - last >= PROGRESS_INTERVAL_MS {
+            last = now;
+            post(scope, &Response::Progress { done, total });
+        }
+        true
+    };
+    let mut chunks = match BlobChunks::open(&blob, 0, len, 0, ReadMode::Auto, NoTee) {
+        Ok(c) => c,
+        Err(e) => return post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+    };
+    match crate::source::hash::hash_chunks(&mut chunks, len, progress).await {
+        Ok(hex) => post(scope, &Response::Hashed { hex, bytes_read: len, ms: js_sys::Date::now() - started }),
+        Err(e) => post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+    }
 }
 
 /// A file of an open job: a `Blob`, or a URL read with range requests.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -227,13 +227,14 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, SPARSE, EMBED);
   // Cancel while reading: the progress bar shows bytes, then Cancel stops the worker.
+  await page.locator('[data-testid=values-sha]').check();
   await page.click('[data-testid=read-values]');
   await page.waitForFunction(() => {
     const d = document.querySelector('[data-testid=values-done]');
     return d && !d.innerText.startsWith('0 of');
   }, null, { timeout: 30_000 });
   assert.match(await page.locator('[data-testid=values-done]').innerText(), / of 788,004,864 bytes$/);
-  // Reading with SHA-256 (on by default): the values worker and its nested hasher.
+  // Reading with SHA-256 (switched on above): the values worker and its nested hasher.
   for (let i = 0; i < 50 && page.workers().length < 2; i++) await new Promise((ok) => setTimeout(ok, 100));
   assert.equal(page.workers().length, 2, 'values worker + hashing worker');
   await page.click('[data-testid=values-cancel]');
@@ -294,6 +295,44 @@ test('the worker loads from a sub-path too, and only once a file is given', asyn
   } finally {
     await sub.close();
   }
+});
+
+test('SHA-256 is off by default and the choice is kept while the page is open', async () => {
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  const [a, b] = expected.safetensors.filter((t) => t.file === 'values_np.safetensors');
+  await open(page, path.join(FIXTURES, a.file), a.name);
+  const box = page.locator('[data-testid=values-sha]');
+  assert.equal(await box.isChecked(), false);
+  await readValues(page, { sha: false });
+  assert.equal(await value(page, 'v-sha256'), '');
+  await box.click();
+  await select(page, b.name);
+  assert.equal(await page.locator('[data-testid=values-sha]').isChecked(), true, 'kept for the next tensor');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Verify file: the whole file\'s SHA-256, compared with a pasted sha256sum line or oid', async () => {
+  const file = path.join(FIXTURES, 'values_np.safetensors');
+  const hex = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  await page.setInputFiles('[data-testid=file-input]', file);
+  await done(page);
+  await page.click('[data-testid=verify] summary');
+  await page.fill('[data-testid=verify-expected]', `${hex.toUpperCase()}  values_np.safetensors`);
+  await page.click('[data-testid=verify-start]');
+  await page.waitForSelector('[data-testid=verify-hash]');
+  assert.equal(await page.locator('[data-testid=verify-hash]').innerText(), hex);
+  assert.equal(await page.getAttribute('[data-testid=verify-verdict]', 'data-match'), 'true');
+  // The whole file was read, in the worker.
+  assert.ok((await bytesRead(page)) >= fs.statSync(file).size);
+  const wrong = hex.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  await page.fill('[data-testid=verify-expected]', `oid sha256:${wrong}`);
+  assert.equal(await page.getAttribute('[data-testid=verify-verdict]', 'data-match'), 'false');
+  await page.fill('[data-testid=verify-expected]', 'not a hash');
+  assert.equal(await page.locator('[data-testid=verify-unreadable]').count(), 1);
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('screenshot of the values panel', async () => {

@@ -89,6 +89,34 @@ pub struct ModelCard {
     pub bits_per_weight: Option<f64>,
 }
 
+/// `tokenizer.ggml.token_type` counted in fixed memory: the seven defined types by id,
+/// every other id together (issue 12: a file with 4 million distinct ids made a map of
+/// 4 million entries, 2 GB of memory).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct TokenTypes {
+    pub(super) known: [u64; 7],
+    pub(super) other: u64,
+    /// The first id outside 0..=6, as an example.
+    pub(super) first_other: Option<i64>,
+}
+
+impl TokenTypes {
+    #[inline]
+    pub(super) fn add(&mut self, id: i64) {
+        match usize::try_from(id).ok().and_then(|i| self.known.get_mut(i)) {
+            Some(n) => *n = n.saturating_add(1),
+            None => {
+                self.other = self.other.saturating_add(1);
+                self.first_other.get_or_insert(id);
+            }
+        }
+    }
+}
+
+/// The name of the one entry that counts every token type id outside 0..=6 (its `id` is
+/// the first such id in the file).
+pub const OTHER_TOKEN_TYPES: &str = "OTHER";
+
 /// Token type names (`TokenType` in gguf-py; 0 is llama.cpp's UNDEFINED).
 pub fn token_type_name(id: i64) -> &'static str {
     match id {
@@ -160,7 +188,7 @@ impl GgufFile {
     /// `tokens_at`: where `tokenizer.ggml.tokens`' elements start and how many there are;
     /// `token_types`: the count of each `tokenizer.ggml.token_type` id (both noted by the
     /// parser on its way through).
-    pub(super) fn tokenizer_summary(&self, prefix: &[u8], tokens_at: Option<(u64, u64)>, token_types: &BTreeMap<i64, u64>) -> TokenizerSummary {
+    pub(super) fn tokenizer_summary(&self, prefix: &[u8], tokens_at: Option<(u64, u64)>, token_types: &TokenTypes) -> TokenizerSummary {
         let arr_len = |k: &str| match self.kv(k) {
             Some(Value::Array(a)) => Some(a.len),
             _ => None,
@@ -206,12 +234,20 @@ impl GgufFile {
             merges: arr_len("tokenizer.ggml.merges"),
             total_tokens: tokens,
             token_types: token_types
+                .known
                 .iter()
-                .map(|(id, n)| TokenTypeCount {
-                    id: *id,
-                    name: Cow::Borrowed(token_type_name(*id)),
+                .zip(0i64..)
+                .filter(|(n, _)| **n > 0)
+                .map(|(n, id)| TokenTypeCount {
+                    id,
+                    name: Cow::Borrowed(token_type_name(id)),
                     count: *n,
                 })
+                .chain(token_types.first_other.map(|id| TokenTypeCount {
+                    id,
+                    name: Cow::Borrowed(OTHER_TOKEN_TYPES),
+                    count: token_types.other,
+                }))
                 .collect(),
             special_tokens,
             chat_templates,
