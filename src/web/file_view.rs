@@ -140,7 +140,7 @@ fn summary(r: &Inspection) -> Html {
             { dl_item("File size", "size", sized(r.size)) }
             if let Some(n) = r.header_len() { { dl_item(if st { "Header length N" } else { "Header length" }, "header-len", sized(n)) } }
             if let Some(d) = r.data_start() { { dl_item(if st { "Data start (8 + N)" } else { "Data start" }, "data-start", mono(d)) } }
-            if r.parsed.torch().is_some() { { dl_item("Tensor bytes", "tensor-bytes-note", html!{ <span class="dim">{ "each tensor counted whole; tensors sharing a storage count it more than once" }</span> }) } }
+            if r.parsed.torch().is_some() { { dl_item("Counting", "tensor-bytes-note", html!{ <span class="dim">{ "tensor bytes count each tensor whole (tensors sharing a storage count it again); the tensor data below counts each storage once" }</span> }) } }
             <dt>{ if st { "__metadata__" } else { "Metadata" } }</dt>
             <dd>
                 if r.format == Format::Gguf {

@@ -72,7 +72,7 @@ pub fn safety_card(p: &SafetyProps) -> Html {
                 <span>{ "Safety: " }</span>
                 <span class="safety-verdict" data-testid="safety-verdict">{ s.verdict.name().to_uppercase() }</span>
             </h3>
-            <p class="safety-meaning" data-testid="safety-meaning">{ format!("Loading this file: {}.", safety_meaning(s.verdict)) }</p>
+            <p class="safety-meaning" data-testid="safety-meaning">{ format!("{}.", capitalized(safety_meaning(s.verdict))) }</p>
             <p class="dim">
                 { format!("{} import(s) in the pickle: {} dangerous, {} unknown, {} allowed. Read without running anything: the pickle's opcodes were walked, nothing was imported or called.",
                     s.globals.len(), count(GlobalVerdict::Dangerous), count(GlobalVerdict::Unknown), count(GlobalVerdict::Allowed)) }

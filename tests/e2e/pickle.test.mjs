@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useBrowser, openPage, th, readJson, FIXTURES, OUT, bytesRead, network } from './harness.mjs';
+import { useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
 
 const PICKLE = path.join(FIXTURES, 'pickle');
 const EXPECTED = readJson(path.join(PICKLE, 'expected.json'));
@@ -52,6 +52,9 @@ async function selectTensor(page, name) {
 }
 
 async function readValues(page) {
+  // the SHA-256 is opt-in: the tests compare it with torch's
+  const box = page.locator('[data-testid=values-sha]');
+  if (!(await box.isChecked())) await box.click();
   await page.click('[data-testid=read-values]');
   await page.waitForSelector('[data-testid=read-values]:not([disabled])', { timeout: 60_000 });
   await page.waitForSelector('[data-testid=values-result], [data-testid=values-finding]', { timeout: 60_000 });
@@ -152,6 +155,8 @@ test('a dangerous file: an alert card, the dangerous import with its offset and 
   assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'errors');
   assert.ok(await page.locator('[data-testid=convert]').isDisabled());
   assert.match(await page.textContent('[data-testid=convert-refused]'), /dangerous: it is not converted/);
+  const shot = process.env.UPDATE_SCREENSHOTS ? path.join(ROOT, 'docs/screenshot-pickle.png') : path.join(OUT, 'pickle.png');
+  await page.screenshot({ path: shot, fullPage: false });
   assert.deepEqual(errors, []);
   await context.close();
 });
