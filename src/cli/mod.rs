@@ -1,9 +1,12 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
-//! `tensorpeek sha256 FILE…` ([`sha256`]) and the hidden `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
+//! pickle-based checkpoints to safetensors) and the hidden `bench-values` ([`bench`]). Text
+//! output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod bench;
+mod convert;
 pub mod exit;
 mod inspect;
 mod print;
@@ -16,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "tensorpeek", version, about = "Inspect safetensors and GGUF model files from their headers")]
+#[command(name = "tensorpeek", version, about = "Inspect safetensors, GGUF, PyTorch and pickle model files from their headers")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -51,6 +54,16 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Convert PyTorch / pickle / numpy files to one safetensors file, without loading them
+    /// (never a file judged dangerous or unreadable; tensor bytes copied as stored).
+    Convert {
+        /// The input files (several: their tensors go into one output).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The safetensors file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -81,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
         Command::Sha256 { files } => sha256::run(&files),
+        Command::Convert { files, output } => convert::run(&files, &output),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }
