@@ -3,7 +3,6 @@
 //! and reading a tensor's values in the Web Worker ([`use_values_worker`]).
 
 use super::components::now_ms;
-use super::hasher::WORKER_URL;
 use super::opener::{self, JobInput, JobPlan};
 use super::protocol::{from_js, to_js, Fault, Problem, Request, Response};
 use super::sources::Sources;
@@ -210,7 +209,8 @@ pub fn use_worker_job() -> WorkerJob {
 /// Content-Security-Policy refusing it).
 fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     let request = to_js(&j.request)?;
-    let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
+    let (worker, ready) = super::pool::take()?;
+    let request2 = request.clone();
     let w = worker.clone();
     let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
@@ -250,5 +250,9 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
         run_err.set(Run::Failed(Problem::read_failed(format!("the worker failed: {detail}"))));
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    if ready {
+        // A warm worker (super::pool) already said Ready.
+        worker.post_message(&request2).map_err(|e| format!("could not hand the file to the worker: {e:?}"))?;
+    }
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
 }

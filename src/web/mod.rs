@@ -3,6 +3,7 @@
 //!
 //! Rooms: [`app`] (drop zone, tabs), [`state`] (plain data + actions), [`sources`] (the
 //! files' `Blob`s, outside the state), [`hooks`] (opening files, the values worker),
+//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker),
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
 //! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`]), [`folder`] (walking a
@@ -19,6 +20,7 @@ pub mod hasher;
 pub mod hooks;
 pub mod model_view;
 pub mod opener;
+pub mod pool;
 pub mod protocol;
 pub mod sources;
 pub mod split_view;
@@ -34,6 +36,7 @@ pub mod worker;
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
     yew::Renderer::<app::App>::new().render();
+    pool::watch_intent();
 }
 
 /// After a panic the page's wasm cannot run again; what it last rendered stays on screen

@@ -9,7 +9,6 @@
 //! worker.
 
 use super::components::now_ms;
-use super::hasher::WORKER_URL;
 use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
 use super::state::{Action, CheckpointData, Ignored, State};
 use crate::formats::Inspection;
@@ -104,12 +103,12 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
         finish(job);
         return;
     }
-    let worker = match Worker::new(WORKER_URL) {
+    let (worker, ready) = match super::pool::take() {
         Ok(w) => w,
         Err(e) => {
             let names: Vec<usize> = batch.clone();
             for i in names {
-                fail(job, i, format!("the page could not start its worker: {e:?}"));
+                fail(job, i, format!("the page could not start its worker: {e}"));
             }
             finish(job);
             return;
@@ -146,6 +145,10 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     job.borrow_mut().running = Some(Running { worker, _onmessage: onmessage, _onerror: onerror, _watchdog: watchdog });
+    if ready {
+        // A warm worker (super::pool) already said Ready.
+        send_open(job);
+    }
 }
 
 fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {

@@ -113,8 +113,12 @@ export async function bytesRead(page, { pageOnly = false } = {}) {
 export async function openPage(browser, url, options = {}) {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
   await context.route('**/tensorpeek-worker_loader.js', async (route) => {
-    const r = await route.fetch();
-    route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
+    try {
+      const r = await route.fetch();
+      await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
+    } catch {
+      // The page closed while its spare worker (web/pool.rs) was loading.
+    }
   });
   const page = await context.newPage();
   await page.addInitScript(COUNT_READS);

@@ -1,0 +1,110 @@
+//! A warm worker: starting a Web Worker fetches and compiles its wasm, 50–200 ms on the
+//! machines we measured, which a person would otherwise wait for after every drop and every
+//! **Read values**. One spare worker is kept listening: it is started on the first sign
+//! that a file is coming (a drag entering the window, the pointer over the drop zone, focus
+//! on a file button or link box, a key press — [`watch_intent`]), and again after each job
+//! takes it. Nothing is fetched for a visitor who only reads the page.
+//!
+//! A taken worker is used for one job and then terminated, as before: a job that panicked
+//! or was cancelled never leaves a worker behind in an unknown state.
+
+use super::hasher::WORKER_URL;
+use super::protocol::{from_js, Response};
+use gloo::timers::callback::Timeout;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
+
+/// How long after a job took the spare the next one starts: the job's worker compiles and
+/// begins reading first.
+const REFILL_AFTER_MS: u32 = 400;
+
+struct Spare {
+    worker: Worker,
+    /// It said [`Response::Ready`] (no other message comes before a request).
+    ready: Rc<Cell<bool>>,
+    /// It failed to load (its error event fired with nobody else listening).
+    failed: Rc<Cell<bool>>,
+    _onmessage: Closure<dyn FnMut(MessageEvent)>,
+    _onerror: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+thread_local! {
+    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
+    static REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+}
+
+/// Starts the spare worker if none is waiting.
+pub fn warm() {
+    if SPARE.with(|s| s.borrow().is_some()) {
+        return;
+    }
+    let Ok(worker) = Worker::new(WORKER_URL) else { return };
+    let (ready, failed) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
+    let r = ready.clone();
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        if matches!(from_js::<Response>(e.data()), Ok(Response::Ready)) {
+            r.set(true);
+        }
+    });
+    let f = failed.clone();
+    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| f.set(true));
+    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    SPARE.with(|s| *s.borrow_mut() = Some(Spare { worker, ready, failed, _onmessage: onmessage, _onerror: onerror }));
+}
+
+/// A worker for one job, and whether it is already listening (then post the request at
+/// once: its [`Response::Ready`] was already heard). The caller sets its own handlers
+/// before this task ends, so no message falls between the two.
+pub fn take() -> Result<(Worker, bool), String> {
+    let spare = SPARE.with(|s| s.borrow_mut().take());
+    REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_MS, warm)));
+    if let Some(s) = spare {
+        s.worker.set_onmessage(None);
+        s.worker.set_onerror(None);
+        if !s.failed.get() {
+            return Ok((s.worker, s.ready.get()));
+        }
+        s.worker.terminate();
+    }
+    Worker::new(WORKER_URL).map(|w| (w, false)).map_err(|e| format!("{e:?}"))
+}
+
+/// Warms the spare on the first sign of intent (then stops listening).
+pub fn watch_intent() {
+    let Some(window) = web_sys::window() else { return };
+    let events = ["dragenter", "pointerover", "focusin", "keydown", "touchstart"];
+    let handler: Rc<RefCell<Option<Closure<dyn FnMut(web_sys::Event)>>>> = Rc::new(RefCell::new(None));
+    let h = handler.clone();
+    let w = window.clone();
+    *handler.borrow_mut() = Some(Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        // The pointer over the page's text is no intent; over the drop zone or a button it is.
+        if e.type_() == "pointerover" {
+            let near = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                .and_then(|el| el.closest("[data-testid=dropzone], button, input, label").ok().flatten())
+                .is_some();
+            if !near {
+                return;
+            }
+        }
+        warm();
+        if let Some(cb) = h.borrow_mut().take() {
+            for ev in events {
+                let _ = w.remove_event_listener_with_callback_and_bool(ev, cb.as_ref().unchecked_ref(), true);
+            }
+            // This closure is running: it is freed after this task.
+            wasm_bindgen_futures::spawn_local(async move { drop(cb) });
+        }
+    }));
+    let guard = handler.borrow();
+    if let Some(cb) = guard.as_ref() {
+        for ev in events {
+            let _ = window.add_event_listener_with_callback_and_bool(ev, cb.as_ref().unchecked_ref(), true);
+        }
+    }
+}
