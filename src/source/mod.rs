@@ -14,6 +14,7 @@ pub mod file;
 #[cfg(target_arch = "wasm32")]
 pub mod http;
 pub mod inspect;
+pub mod remote;
 pub mod scan;
 pub mod set;
 

@@ -72,7 +72,7 @@ pub fn app() -> Html {
         Callback::from(move |e: Event| {
             if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
                 let (files, from_folder) = named_files(input.files());
-                open.emit(OpenRequest { files, from_folder, notes: Vec::new() });
+                open.emit(OpenRequest::local(files, from_folder, Vec::new()));
                 // Let the same file be picked again.
                 input.set_value("");
             }
@@ -120,11 +120,11 @@ pub fn app() -> Html {
                 wasm_bindgen_futures::spawn_local(async move {
                     let (picked, notes) = folder::walk(entries.entries).await;
                     let files = picked.into_iter().map(|p| (p.path, p.file)).collect();
-                    open.emit(OpenRequest { files, from_folder: true, notes });
+                    open.emit(OpenRequest::local(files, true, notes));
                 });
             } else {
                 let (files, from_folder) = named_files(dt.files());
-                open.emit(OpenRequest { files, from_folder, notes: Vec::new() });
+                open.emit(OpenRequest::local(files, from_folder, Vec::new()));
             }
         })
     };

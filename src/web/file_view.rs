@@ -92,7 +92,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
             { format_section(insp, f.id) }
             if let Some(i) = p.selected {
                 <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
-                <ValuesPanel key={i} file={f.id} tensors={tensors.clone()} index={i}
+                <ValuesPanel key={i} file={f.id} file_len={r.size} tensors={tensors.clone()} index={i}
                     stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))} />
             }
             if !r.tensors().is_empty() {

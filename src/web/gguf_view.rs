@@ -403,7 +403,7 @@ fn array_value(p: &ArrayProps) -> Html {
                 let cached = entry.borrow().clone();
                 let bytes = match cached {
                     Some(b) => b,
-                    None => match src.read_at(kv.offset, kv.bytes).await {
+                    None => match src.reader(insp.0.size).read_at(kv.offset, kv.bytes).await {
                         Ok(b) => {
                             let b = Rc::new(b);
                             *entry.borrow_mut() = Some(b.clone());

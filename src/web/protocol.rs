@@ -22,9 +22,15 @@ pub enum Request {
     /// Read one tensor's values: exactly its byte range of `file`.
     #[serde(rename_all = "camelCase")]
     Scan {
-        /// The `File` (a `Blob`).
+        /// The `File` (a `Blob`), or `undefined` when `url` is given.
         #[serde(with = "serde_wasm_bindgen::preserve")]
         file: JsValue,
+        /// A file opened by URL: its values are read with one range request.
+        #[serde(default)]
+        url: Option<String>,
+        /// The URL's length as its opening found it (each answer is checked against it).
+        #[serde(default)]
+        len: u64,
         entry: TensorEntry,
         /// Also the SHA-256 of the raw bytes (in a nested worker).
         sha256: bool,
@@ -136,6 +142,9 @@ pub enum Response {
         wasm_memory: u64,
         /// "off", "nested worker", or why the hash ran in this worker.
         hashing: String,
+        /// HTTP requests made (a file opened by URL; 0 for a local file).
+        #[serde(default)]
+        requests: u64,
     },
     Error(Problem),
     /// The open job starts reading input `index` (the watchdog's unit of work).
@@ -143,6 +152,9 @@ pub enum Response {
     /// Bytes fetched so far for the current input (URLs: requests made, bytes, time).
     #[serde(rename_all = "camelCase")]
     Fetched { index: usize, requests: u64, bytes: u64, ms: f64 },
+    /// Input `index` could not be opened (a URL that failed: the message says why and
+    /// what to do); it is skipped.
+    Unreadable { index: usize, message: String },
     /// Input `index` was inspected: a `formats::Inspection` in postcard bytes.
     Inspected {
         index: usize,

@@ -18,6 +18,8 @@ use yew::prelude::*;
 pub struct ValuesProps {
     /// The file's tab id (its source is looked up in the page's registry).
     pub file: u32,
+    /// The file's length as inspected.
+    pub file_len: u64,
     pub tensors: Tensors,
     pub index: usize,
     /// Stats already read for this tensor.
@@ -35,10 +37,10 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         return html! {};
     };
     let start = {
-        let (start, sha, on_stats, file) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file);
+        let (start, sha, on_stats, file, file_len) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file, p.file_len);
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
-            start.emit(ScanJob { source: sources.get(file), entry: t.clone(), sha256: *sha, on_stats: on_stats.clone() });
+            start.emit(ScanJob { source: sources.get(file), file_len, entry: t.clone(), sha256: *sha, on_stats: on_stats.clone() });
         })
     };
     let cancel = worker.cancel.reform(|_: MouseEvent| ());
@@ -121,9 +123,11 @@ fn timing_line(t: &Timing) -> Html {
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
             data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}
-            data-hashing={t.hashing.clone()}>
-            { format!("read {} bytes in the worker in {:.0} ms ({rate}{}) · worker memory {}",
-                fmt::thousands(t.bytes_read), t.ms,
+            data-hashing={t.hashing.clone()} data-requests={t.requests.to_string()}>
+            { format!("read {} bytes{} in the worker in {:.0} ms ({rate}{}) · worker memory {}",
+                fmt::thousands(t.bytes_read),
+                if t.requests > 0 { format!(" with {} HTTP range request{}", t.requests, if t.requests == 1 { "" } else { "s" }) } else { String::new() },
+                t.ms,
                 if t.sha256 { format!(", SHA-256 in the {}", t.hashing) } else { ", no SHA-256".to_string() },
                 fmt::human_bytes(t.wasm_memory)) }
         </p>
