@@ -132,6 +132,51 @@ fn fetch(req: &web_sys::Request) -> Result<js_sys::Promise, String> {
     Err("this context has no fetch".to_string())
 }
 
+/// A small document fetched whole with a plain GET (no `Range`: the Hub's model-info
+/// API): a 200 whose body is read while it stays within `limit` bytes.
+pub async fn get_small(url: &str, limit: u64, count: &FetchCount) -> Result<Vec<u8>, SourceError> {
+    if !is_http_url(url) {
+        return Err(RemoteError::BadUrl { url: url.to_string() }.into());
+    }
+    let host = host_label(url);
+    let no_answer = |detail: String| RemoteError::NoAnswer { host: host.clone(), detail };
+    let controller = AbortController::new().map_err(|e| no_answer(js_message(&e)))?;
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_mode(RequestMode::Cors);
+    init.set_cache(RequestCache::NoStore);
+    init.set_signal(Some(&controller.signal()));
+    let req = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| no_answer(js_message(&e)))?;
+    count.add_request();
+    let resp = JsFuture::from(fetch(&req).map_err(no_answer)?).await.map_err(|e| no_answer(js_message(&e)))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| no_answer("not a Response".to_string()))?;
+    if resp.status() != 200 {
+        controller.abort();
+        return Err(RemoteError::Status { host, status: resp.status(), text: resp.status_text() }.into());
+    }
+    let answer = Answer { resp, controller, kind: RangeAnswer::Whole { len: None }, modified: None };
+    let reader = answer.reader().ok_or_else(|| SourceError::new("the answer has no body"))?;
+    let mut out = Vec::new();
+    loop {
+        let piece = match next_piece(&reader).await {
+            Ok(p) => p,
+            Err(e) => {
+                answer.stop(Some(&reader));
+                let got = out.len() as u64;
+                return Err(RemoteError::Broken { url: url.to_string(), at: 0, got, want: got, detail: e }.into());
+            }
+        };
+        let Some(view) = piece else { break };
+        count.add_bytes(u64::from(view.length()));
+        if (out.len() as u64).saturating_add(u64::from(view.length())) > limit {
+            answer.stop(Some(&reader));
+            return Err(SourceError::new(format!("{host} sent more than the {limit} bytes read for this document; stopped")));
+        }
+        extend(&mut out, &view);
+    }
+    Ok(out)
+}
+
 /// An answer whose status and headers were judged; its body not read yet.
 struct Answer {
     resp: web_sys::Response,

@@ -41,6 +41,11 @@ pub struct FileViewProps {
     /// A tensor's values were read.
     #[prop_or_default]
     pub on_stats: Callback<(usize, Stats)>,
+    /// The tensor table's name filter (kept in the page state, for links).
+    #[prop_or_default]
+    pub filter: AttrValue,
+    #[prop_or_default]
+    pub on_filter: Callback<String>,
 }
 
 #[function_component(FileView)]
@@ -55,7 +60,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
                         <h2 class="fname">{ f.name.clone() }</h2>
                         <span class="dim">{ bytes_html(f.size) }</span>
                     </header>
-                    <p class="status" role="status" data-testid="reading">{ "Reading header…" }</p>
+                    <p class="status" role="status" data-testid="reading">
+                        { match &f.link { Some(_) => "Reading header with HTTP range requests…", None => "Reading header…" } }
+                    </p>
+                    { fetched_line(f) }
                     <div class="progress indeterminate" role="progressbar" aria-label="Reading header"><div></div></div>
                     <button type="button" onclick={close} data-testid="cancel">{ "Cancel" }</button>
                 </article>
@@ -84,6 +92,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                 <button type="button" class="ghost" onclick={close} title="Close this file">{ "Close" }</button>
             </header>
             <VerdictBanner {verdict} text={text} bytes_read={r.bytes_read} total={r.size} took_ms={f.took_ms} testid="verdict" read_testid="bytes-read" />
+            { fetched_line(f) }
             <div class="grid">
                 { summary(r) }
                 { reconciliation(r) }
@@ -96,10 +105,28 @@ pub fn file_view(p: &FileViewProps) -> Html {
                     stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))} />
             }
             if !r.tensors().is_empty() {
-                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />
+                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected}
+                    filter={p.filter.clone()} on_filter={p.on_filter.clone()} export_name={AttrValue::from(table_name(&r.name))} />
             }
         </article>
     }
+}
+
+/// "Fetched over HTTP: 2 requests · 29,472 bytes · 35 ms" for a file opened by URL.
+fn fetched_line(f: &FileEntry) -> Html {
+    let Some(x) = f.fetch else { return html! {} };
+    html! {
+        <p class="dim fetched" data-testid="fetched" data-requests={x.requests.to_string()} data-bytes={x.bytes.to_string()}
+            title={f.link.clone().unwrap_or_default()}>
+            { format!("Fetched over HTTP: {} request{} · {} bytes · {:.0} ms", x.requests, if x.requests == 1 { "" } else { "s" }, fmt::thousands(x.bytes), x.ms) }
+        </p>
+    }
+}
+
+/// `model.safetensors` → `model-tensors` (the exported table's file name, without extension).
+fn table_name(name: &str) -> String {
+    let json = export_name(name);
+    format!("{}-tensors", json.trim_end_matches(".tensorpeek.json"))
 }
 
 /// The format's own section. Other formats add an arm here.

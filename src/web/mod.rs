@@ -20,11 +20,13 @@ pub mod hooks;
 pub mod model_view;
 pub mod opener;
 pub mod protocol;
+pub mod remote;
 pub mod sources;
 pub mod split_view;
 pub mod state;
 pub mod table;
 pub mod tokenizer_view;
+pub mod url_view;
 pub mod values;
 pub mod worker;
 
@@ -32,6 +34,22 @@ pub mod worker;
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
     yew::Renderer::<app::App>::new().render();
+    register_service_worker();
+}
+
+/// Registers `sw.js` (the app shell for offline use; it never caches model bytes). Only
+/// where the browser offers service workers (a secure context); a refusal changes nothing.
+fn register_service_worker() {
+    let Some(w) = web_sys::window() else { return };
+    let nav = w.navigator();
+    let has = js_sys::Reflect::get(&nav, &wasm_bindgen::JsValue::from_str("serviceWorker")).is_ok_and(|v| !v.is_undefined() && !v.is_null());
+    if !has {
+        return;
+    }
+    let promise = nav.service_worker().register("./sw.js");
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    });
 }
 
 /// After a panic the page's wasm cannot run again; what it last rendered stays on screen
