@@ -36,24 +36,28 @@ function references(text, base) {
 }
 
 /** Fetches the shell afresh (the page, what it loads, the worker's loader and what that
- * loads) into the cache and drops what the current version no longer uses. */
+ * loads) into the cache and drops what the current version no longer uses. Each answer is
+ * stored (its body read) before the next request: unread bodies would hold the
+ * browser's few connections per host and stall the rest. */
 async function refresh() {
   const cache = await caches.open(CACHE);
   const scope = new URL(scopePath(), self.location.href).href;
   const page = await fetch(scope, { cache: 'no-store' });
   if (!page.ok) return;
   const html = await page.clone().text();
-  const keep = new Map([[scope, page]]);
+  await cache.put(scope, page);
+  const keep = new Set([scope]);
   const todo = [...references(html, scope), new URL('tensorpeek-worker_loader.js', scope).href];
   for (let i = 0; i < todo.length && i < 64; i++) {
     const href = todo[i];
     if (keep.has(href) || !shellKey(new Request(href))) continue;
     const r = await fetch(href, { cache: 'no-store' });
     if (!r.ok) continue;
-    keep.set(href, r);
-    if (href.endsWith('.js')) for (const ref of references(await r.clone().text(), href)) todo.push(ref);
+    const text = href.endsWith('.js') ? await r.clone().text() : null;
+    await cache.put(href, r);
+    keep.add(href);
+    if (text) for (const ref of references(text, href)) todo.push(ref);
   }
-  for (const [href, r] of keep) await cache.put(href, r);
   for (const req of await cache.keys()) if (!keep.has(req.url)) await cache.delete(req);
 }
 

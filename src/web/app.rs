@@ -167,7 +167,8 @@ pub fn app() -> Html {
     // The link the page was opened with, until its tab, filter and tensor are applied.
     let pending: Rc<RefCell<Option<Link>>> = use_mut_ref(|| {
         let a = Address::current();
-        (!a.urls.is_empty() || a.hf.is_some()).then_some(a.link)
+        let l = a.link;
+        (!a.urls.is_empty() && (l.tab.is_some() || l.tensor.is_some() || l.filter.is_some())).then_some(l)
     });
     let url_error = use_state(|| None::<AttrValue>);
     {

@@ -18,7 +18,8 @@ const CORS = {
  * Options: `range` (default true) — answer `Range` with 206, else 200 and the whole file;
  * `cors` (default true); `grow` — a function returning bytes added to every length after
  * the first answer (a file that changes); `breakAfter` — destroy the connection after this
- * many body bytes of a response larger than it; `hub` — `{ repos: { 'org/repo': { files:
+ * many body bytes of a response larger than it (not for ranges starting at 0: the file
+ * opens, its values break); `hub` — `{ repos: { 'org/repo': { files:
  * { 'path/in/repo': diskPath } } }, cdn }` to answer as the Hub (cdn: a file server the
  * resolve URLs redirect to).
  */
@@ -84,11 +85,12 @@ export async function fileServer({ files = {}, range = true, cors = true, grow =
     res.on('close', () => { closed = true; stream.destroy(); });
     stream.on('data', (chunk) => {
       if (closed) return;
-      if (breakAfter !== null && entry.sent + chunk.length > breakAfter && end - start + 1 > breakAfter) {
+      if (breakAfter !== null && start > 0 && entry.sent + chunk.length > breakAfter && end - start + 1 > breakAfter) {
         res.write(chunk.subarray(0, breakAfter - entry.sent));
         entry.sent = breakAfter;
         stream.destroy();
-        res.socket?.destroy();
+        // A moment later, as a network failing mid-way (the answer has begun).
+        setTimeout(() => res.socket?.destroy(), 300);
         return;
       }
       entry.sent += chunk.length;
