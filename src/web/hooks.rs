@@ -182,7 +182,8 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
             links,
         }));
     }
-    opener::start(JobPlan { inputs, companions: preloaded, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS) }, d);
+    let classify_by_content = inputs.iter().all(|i| i.url.is_some());
+    opener::start(JobPlan { inputs, companions: preloaded, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS), classify_by_content }, d);
 }
 
 /// A values read in progress, as the panel shows it.

@@ -56,6 +56,10 @@ pub struct JobPlan {
     pub notes: Vec<String>,
     /// The watchdog's limit (a test may shorten it).
     pub stall_ms: f64,
+    /// Classify a file whose name says nothing by its first bytes (files given by URL,
+    /// whose first 64 KiB the opening request brings anyway; never for local files, so
+    /// that a folder's README.md is never read).
+    pub classify_by_content: bool,
 }
 
 struct Running {
@@ -214,7 +218,7 @@ fn send_open(job: &Rc<RefCell<Job>>) {
             fault: i.fault,
         })
         .collect();
-    let sent = to_js(&Request::Open { inputs, classify_by_content: false }).and_then(|v| {
+    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content }).and_then(|v| {
         j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
     });
     drop(j);

@@ -18,7 +18,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const server = await serve();
 const browser = await launch();
-const files = await fileServer({ files: Object.fromEntries(inputs.map(([k, f]) => [`/${k}`, f])) });
+const files = await fileServer({ files: Object.fromEntries(inputs.map(([, f]) => [`/${path.basename(f)}`, f])) });
 try {
   for (const [kind, file] of inputs) {
     if (!fs.existsSync(file)) throw new Error(`${file} is missing: run scripts/test.sh (the sparse files) first`);
@@ -30,12 +30,15 @@ try {
         const from = files.log.length;
         const t0 = Date.now();
         if (how === 'url') {
-          await page.fill('[data-testid=url-input]', `${files.url}${kind}`);
+          await page.fill('[data-testid=url-input]', `${files.url}${path.basename(file)}`);
           await page.click('[data-testid=url-open]');
         } else {
           await page.setInputFiles('[data-testid=file-input]', file);
         }
-        await page.waitForSelector('[data-testid=file-view][data-state=done] [data-testid=tensor-row]', { timeout: 60_000 });
+        await page.waitForSelector('[data-testid=file-view][data-state=done] [data-testid=tensor-row]', { timeout: 60_000 }).catch(async (e) => {
+          await page.screenshot({ path: path.join(OUT, 'bench-url-failed.png') });
+          throw e;
+        });
         const ms = Date.now() - t0;
         if (how === 'url') {
           url.ms.push(ms);

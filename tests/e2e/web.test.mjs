@@ -30,6 +30,7 @@ before(async () => {
   files = await fileServer({
     files: {
       '/m/tiny_model.safetensors': path.join(FIXTURES, 'tiny_model.safetensors'),
+      '/download': path.join(FIXTURES, 'tiny_model.safetensors'),
       '/m/values_np.safetensors': path.join(FIXTURES, 'values_np.safetensors'),
       '/m/values.gguf': path.join(FIXTURES, 'values.gguf'),
       '/m/stories260K.gguf': path.join(FIXTURES, 'stories260K.gguf'),
@@ -79,6 +80,13 @@ test('a safetensors file by URL: the inventory of the reference reader, one rang
   assert.equal(await fetched.getAttribute('data-bytes'), String(want.size));
   assert.deepEqual(errors, []);
   await context.close();
+
+  // A URL whose name says nothing: told by its first bytes (already fetched).
+  const two = await openPage(env.browser, `${env.server.url}?url=${q(files.url + 'download?id=7')}`);
+  await done(two.page);
+  assert.equal(await two.page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  assert.equal(await text(two.page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  await two.context.close();
 });
 
 test('the sparse 6.4 GB safetensors by URL: header ranges only, then exactly one tensor\'s range', async (t) => {
