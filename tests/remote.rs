@@ -264,3 +264,14 @@ fn exported_names_stay_data() {
     let md = table::markdown([(0, &t, None)], false);
     assert!(md.lines().nth(2).unwrap().starts_with("| 0 | ``a\\|b`c`` | `F32` |"), "{md}");
 }
+
+#[test]
+fn a_file_whose_name_says_nothing_is_told_by_its_bytes() {
+    // As a URL like `…/download?id=7` is named: the 9th byte tells safetensors.
+    let bytes = std::fs::read(fixtures().join("tiny_model.safetensors")).unwrap();
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("tiny_model.safetensors.expected.json")).unwrap()).unwrap();
+    let insp = pollster::block_on(source::inspect(&source::MemorySource::new(bytes), "download"));
+    assert_eq!(insp.findings().count(), 0, "{:?}", insp.findings().collect::<Vec<_>>());
+    assert_eq!(insp.tensors().len(), expected["tensors"].as_array().unwrap().len());
+    assert_eq!(insp.bytes_read, expected["bytes_read"].as_u64().unwrap());
+}

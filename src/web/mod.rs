@@ -6,8 +6,9 @@
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
 //! [`model_view`], [`tokenizer_view`], [`table`], [`values`]), [`folder`] (walking a
-//! dropped folder), and the worker side: [`protocol`] (typed messages), [`worker`] and
-//! [`hasher`].
+//! dropped folder), files on the web ([`remote`]: the page's address, deep links and
+//! resolving URLs and Hub repositories; [`url_view`]: the URL field, the Hub chooser, Copy
+//! link), and the worker side: [`protocol`] (typed messages), [`worker`] and [`hasher`].
 
 pub mod app;
 pub mod components;

@@ -17,13 +17,15 @@ const CORS = {
  * Starts a file server. `files` maps a path (`/a/model.gguf`) to a file on disk.
  * Options: `range` (default true) — answer `Range` with 206, else 200 and the whole file;
  * `cors` (default true); `grow` — a function returning bytes added to every length after
- * the first answer (a file that changes); `breakAfter` — destroy the connection after this
+ * the first answer (a file that changes); `pace` — bytes per millisecond the body is
+ * written at (a network link: on loopback the kernel's socket buffers would otherwise
+ * take several MB of a body at once, before any client could say stop); `breakAfter` — destroy the connection after this
  * many body bytes of a response larger than it (not for ranges starting at 0: the file
  * opens, its values break); `hub` — `{ repos: { 'org/repo': { files:
  * { 'path/in/repo': diskPath } } }, cdn }` to answer as the Hub (cdn: a file server the
  * resolve URLs redirect to).
  */
-export async function fileServer({ files = {}, range = true, cors = true, grow = null, breakAfter = null, hub = null } = {}) {
+export async function fileServer({ files = {}, range = true, cors = true, grow = null, breakAfter = null, hub = null, pace = null } = {}) {
   const log = [];
   let answered = 0;
   const server = http.createServer((req, res) => {
@@ -80,7 +82,7 @@ export async function fileServer({ files = {}, range = true, cors = true, grow =
     }
     // The body, written chunk by chunk with backpressure; `sent` counts what was handed
     // to the socket. A client that goes away stops it.
-    const stream = fs.createReadStream(file, { start, end: Math.min(end, real - 1), highWaterMark: 64 * 1024 });
+    const stream = fs.createReadStream(file, { start, end: Math.min(end, real - 1), highWaterMark: pace ? 16 * 1024 : 64 * 1024 });
     let closed = false;
     res.on('close', () => { closed = true; stream.destroy(); });
     stream.on('data', (chunk) => {
@@ -94,7 +96,11 @@ export async function fileServer({ files = {}, range = true, cors = true, grow =
         return;
       }
       entry.sent += chunk.length;
-      if (!res.write(chunk)) {
+      if (pace) {
+        stream.pause();
+        res.write(chunk);
+        setTimeout(() => { if (!closed) stream.resume(); }, chunk.length / pace);
+      } else if (!res.write(chunk)) {
         stream.pause();
         res.once('drain', () => stream.resume());
       }

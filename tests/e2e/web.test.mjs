@@ -196,7 +196,9 @@ test('an index URL pulls its shards and the config.json beside it', async () => 
 
 test('a server ignoring Range: stopped at once, at most 1 MiB sent, and a clear message', async (t) => {
   if (!fs.existsSync(SPARSE)) return t.skip('run scripts/test.sh first');
-  const plain = await fileServer({ range: false, files: { '/big.safetensors': SPARSE } });
+  // 16 MB/s, a fast home connection (see fileserver.mjs: on loopback the kernel would
+  // take megabytes before any client could refuse them).
+  const plain = await fileServer({ range: false, pace: 16 * 1024, files: { '/big.safetensors': SPARSE } });
   try {
     const { context, page } = await openPage(env.browser, `${env.server.url}?url=${q(plain.url + 'big.safetensors')}`);
     const item = page.locator('[data-testid=error-item]');
