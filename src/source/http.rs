@@ -339,8 +339,8 @@ impl ByteSource for HttpSource {
 /// into wasm and the buffer goes to the [`Tee`], as with a Blob.
 pub struct HttpChunks<T: Tee> {
     url: String,
-    answer: Answer,
-    reader: ReadableStreamDefaultReader,
+    /// The answer and its body's reader (`None` for an empty range: nothing is asked).
+    body: Option<(Answer, ReadableStreamDefaultReader)>,
     pool: BufferPool,
     chunk: u32,
     start: u64,
@@ -359,20 +359,9 @@ impl<T: Tee> HttpChunks<T> {
         let end = start.checked_add(len).filter(|&e| e <= src.len).ok_or_else(|| SourceError::new(format!("range {start}+{len} is outside the file")))?;
         // Chunks are at most 64 MiB (MAX_SCAN_CHUNK_BYTES) and at most the range: u32.
         let chunk = u32::try_from(super::scan::chunk_len(chunk).min(len.max(1))).unwrap_or(u32::MAX);
-        let answer = request(&src.url, start, end.saturating_sub(1).max(start), &src.count).await?;
-        let RangeAnswer::Partial { total } = answer.kind else {
-            answer.stop(None);
-            return Err(RemoteError::NoRangeSupport { host: host_label(&src.url), len: None, received: 0 }.into());
-        };
-        if let Err(e) = src.check_same(total, answer.modified.clone()) {
-            answer.stop(None);
-            return Err(e.into());
-        }
-        let reader = answer.reader().ok_or_else(|| SourceError::new("the answer has no body"))?;
-        Ok(HttpChunks {
+        let mut chunks = HttpChunks {
             url: src.url.clone(),
-            answer,
-            reader,
+            body: None,
             pool: BufferPool::new(chunk),
             chunk,
             start,
@@ -382,7 +371,29 @@ impl<T: Tee> HttpChunks<T> {
             bytes: Vec::new(),
             count: src.count.clone(),
             tee,
-        })
+        };
+        if len == 0 {
+            return Ok(chunks);
+        }
+        let answer = request(&src.url, start, end - 1, &src.count).await?;
+        let RangeAnswer::Partial { total } = answer.kind else {
+            answer.stop(None);
+            return Err(RemoteError::NoRangeSupport { host: host_label(&src.url), len: None, received: 0 }.into());
+        };
+        if let Err(e) = src.check_same(total, answer.modified.clone()) {
+            answer.stop(None);
+            return Err(e.into());
+        }
+        let reader = answer.reader().ok_or_else(|| SourceError::new("the answer has no body"))?;
+        chunks.body = Some((answer, reader));
+        Ok(chunks)
+    }
+
+    fn too_long(&self) -> SourceError {
+        if let Some((answer, reader)) = &self.body {
+            answer.stop(Some(reader));
+        }
+        RemoteError::TooLong { host: host_label(&self.url), want: self.total }.into()
     }
 
     fn broken(&self, detail: String) -> SourceError {
@@ -392,6 +403,9 @@ impl<T: Tee> HttpChunks<T> {
 
 impl<T: Tee> super::scan::ChunkStream for HttpChunks<T> {
     async fn next_chunk(&mut self) -> Result<Option<&[u8]>, SourceError> {
+        let Some(reader) = self.body.as_ref().map(|(_, r)| r.clone()) else {
+            return Ok(None);
+        };
         let buf = self.pool.take();
         let dst = js_sys::Uint8Array::new(&buf);
         let mut filled = 0u32;
@@ -401,23 +415,19 @@ impl<T: Tee> super::scan::ChunkStream for HttpChunks<T> {
                 None => {
                     if self.received >= self.total {
                         // Anything after the last byte asked for is an error.
-                        match next_piece(&self.reader).await {
+                        match next_piece(&reader).await {
                             Ok(None) => break,
-                            Ok(Some(_)) => {
-                                self.answer.stop(Some(&self.reader));
-                                return Err(RemoteError::TooLong { host: host_label(&self.url), want: self.total }.into());
-                            }
+                            Ok(Some(_)) => return Err(self.too_long()),
                             Err(e) => return Err(self.broken(e)),
                         }
                     }
-                    match next_piece(&self.reader).await {
+                    match next_piece(&reader).await {
                         Ok(Some(p)) => {
                             let n = u64::from(p.length());
                             self.count.add_bytes(n);
                             self.received = self.received.saturating_add(n);
                             if self.received > self.total {
-                                self.answer.stop(Some(&self.reader));
-                                return Err(RemoteError::TooLong { host: host_label(&self.url), want: self.total }.into());
+                                return Err(self.too_long());
                             }
                             (p, 0)
                         }
@@ -455,6 +465,8 @@ impl<T: Tee> super::scan::ChunkStream for HttpChunks<T> {
 impl<T: Tee> Drop for HttpChunks<T> {
     fn drop(&mut self) {
         // Stops a transfer still running (an error, a cancel).
-        self.answer.stop(Some(&self.reader));
+        if let Some((answer, reader)) = &self.body {
+            answer.stop(Some(reader));
+        }
     }
 }
