@@ -274,6 +274,12 @@ impl Reducible for State {
             }
             Action::CheckpointLoaded { id, data, bytes_read, now_ms } => match s.checkpoint.as_mut() {
                 Some(c) if c.id == id => {
+                    if !c.links.is_empty() {
+                        // Opened by URL: the shards' lengths are known only now.
+                        let shards: u64 = data.files.iter().map(|f| f.size).fold(0, u64::saturating_add);
+                        let json: u64 = c.companions.iter().map(|(_, n)| *n).fold(0, u64::saturating_add);
+                        c.given_bytes = shards.saturating_add(json);
+                    }
                     c.model = Some(Shared(data));
                     c.bytes_read = bytes_read;
                     c.took_ms = Some((now_ms - c.started_ms).max(0.0));
