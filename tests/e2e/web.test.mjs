@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { serve, useBrowser, openPage as openCounted, th, readJson, FIXTURES, OUT, DIST, network } from './harness.mjs';
 import { fileServer } from './fileserver.mjs';
@@ -169,6 +170,27 @@ test('a GGUF by URL matches gguf-py, and "Show more" reads through the URL', asy
   assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.tensor_count));
   assert.equal(await text(page, '[data-testid=data-start]'), th(want.data_offset));
   assert.match(await text(page, '[data-testid=size]'), new RegExp(`^${th(want.file_size)}\\b`));
+  // "Show more" of the token list reads the entry again, with one range request.
+  const tokens = want.kv.find((k) => k.key === 'tokenizer.ggml.tokens');
+  await page.fill('[data-testid=kv-filter]', 'tokenizer.ggml.tokens');
+  const row = page.locator('[data-testid=kv-row][data-key="tokenizer.ggml.tokens"]');
+  await row.locator('[data-testid=arr-open]').click();
+  const items = row.locator('[data-testid=arr-elems] li');
+  const head = await items.count();
+  const all = JSON.parse(execFileSync('python3', ['-c', `
+import json, sys
+from gguf import GGUFReader
+f = GGUFReader(sys.argv[1]).fields['tokenizer.ggml.tokens']
+print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, path.join(FIXTURES, 'stories260K.gguf')], { encoding: 'utf8' }));
+  assert.equal(all.length, tokens.len ?? all.length);
+  const before = files.log.length;
+  await row.locator('[data-testid=arr-more]').click();
+  await page.waitForFunction((n) => document.querySelectorAll('[data-key="tokenizer.ggml.tokens"] [data-testid=arr-elems] li').length === n, head + 200);
+  const shown = (await items.locator('code').allInnerTexts()).map((s) => JSON.parse(s.replace(/\\u\{([0-9a-f]+)\}/g, (_, h) => `\\u${h.padStart(4, '0')}`)));
+  assert.deepEqual(shown, all.slice(0, head + 200));
+  const more = files.gets(before);
+  assert.equal(more.length, 1);
+  assert.match(more[0].range, /^bytes=\d+-\d+$/);
   assert.deepEqual(errors, []);
   await context.close();
 });
