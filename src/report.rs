@@ -19,6 +19,8 @@ use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 
+pub mod table;
+
 pub const TOOL: &str = "tensorpeek";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -89,7 +89,7 @@ impl BufferPool {
         BufferPool { len, free: Vec::new() }
     }
 
-    fn take(&mut self) -> js_sys::ArrayBuffer {
+    pub fn take(&mut self) -> js_sys::ArrayBuffer {
         self.free.pop().unwrap_or_else(|| js_sys::ArrayBuffer::new(self.len))
     }
 

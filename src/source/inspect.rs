@@ -28,6 +28,14 @@ pub async fn inspect<S: ByteSource + ?Sized>(src: &S, name: &str) -> Inspection 
         return Inspection::failed(name, len, Format::Unknown, prefix.bytes_read(), DriveError::Read(e).finding());
     }
     let mut format = formats::sniff(prefix.bytes(), len);
+    if format == Format::Unknown && formats::format_from_name(name) == Format::Unknown && len > safetensors::LEN_PREFIX {
+        // A name that says nothing (a URL like `…/download?id=7`): the byte after the
+        // length prefix tells a safetensors header (`{`). One more byte, read once.
+        if let Err(e) = prefix.extend_to(safetensors::LEN_PREFIX + 1).await {
+            return Inspection::failed(name, len, Format::Unknown, prefix.bytes_read(), DriveError::Read(e).finding());
+        }
+        format = formats::sniff(prefix.bytes(), len);
+    }
     if format == Format::Unknown && prefix.bytes().get(..4) != Some(b"GGUF".as_slice()) {
         // Too short or broken to sniff: trust the name so the person sees why.
         format = formats::format_from_name(name);

@@ -1,8 +1,9 @@
 //! Byte sources, and every loop that reads from them.
 //!
 //! A source knows its length and reads a byte range asynchronously. Implementations: a
-//! browser `Blob`/`File` (`blob`, wasm only), HTTP range requests (`http`, wasm only), a
-//! native file (`file`, native only) and memory. The read loops, each written once and
+//! browser `Blob`/`File` (`blob`, wasm only), HTTP range requests (`http`, wasm only; what
+//! its answers mean, and the messages, are [`remote`]'s, on both targets), a native file
+//! (`file`, native only) and memory. The read loops, each written once and
 //! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
 //! asks for; [`ranges`] feeds the pickle family's reader the ranges it asks for anywhere
 //! in the file; [`inspect`] reads one file's header; [`set`] opens a set of files (a
@@ -17,6 +18,7 @@ pub mod http;
 pub mod hash;
 pub mod inspect;
 pub mod ranges;
+pub mod remote;
 pub mod scan;
 pub mod set;
 

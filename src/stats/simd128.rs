@@ -7,7 +7,7 @@
 //! the sums takes the values at indices ≡ k (mod 4) (f32x4 lanes 0,1 widen into the first
 //! f64x2, lanes 2,3 into the second), the tail goes to lane 0; min and max compare in f32,
 //! which orders f32 values as f64 does; bins are `(v - lo) * inv` truncated, as
-//! `AdaptiveHistogram::bin_of` does when `inv > 0`. `tests/wasm_stats.rs` checks the
+//! `AdaptiveHistogram::bin_of` does when `inv > 0`. `tests/stats_paths.rs` checks the
 //! results against the portable passes in Chromium.
 
 use super::{neumaier, AdaptiveHistogram, Pass1, LANES, LOCAL_BINS, NO_BIN};

@@ -5,10 +5,15 @@
 use super::file_view::FileView;
 use super::folder;
 use super::hooks::{use_open_files, OpenRequest};
+use yew::UseReducerDispatcher;
 use super::model_view::ModelView;
 use super::sources::Sources;
 use super::split_view;
+use super::remote::{self, page_url, parse_field, resolve, set_fragment, Address, Given, Link};
 use super::state::{Action, State, Status};
+use super::url_view::{ChoicesCard, Share, UrlForm};
+use crate::source::remote::HubRepo;
+use std::cell::RefCell;
 use crate::formats::Verdict;
 use crate::report::{FileReport, ModelSection, Report};
 use std::rc::Rc;
@@ -59,6 +64,97 @@ fn mark(v: Verdict) -> (&'static str, &'static str) {
     }
 }
 
+/// Resolves what was given (URLs, a Hub repository) and opens it; failures go to the
+/// error panel, notes to the notes panel, a GGUF repository's models to the chooser.
+fn open_given(given: Vec<Given>, hub: String, open: Callback<OpenRequest>, d: UseReducerDispatcher<State>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let r = resolve(given, &hub).await;
+        for (name, message) in r.failed {
+            d.dispatch(Action::Failed { id: None, name, message });
+        }
+        for n in r.notes {
+            d.dispatch(Action::Note(Some(n)));
+        }
+        if r.choices.is_some() {
+            d.dispatch(Action::Choices(r.choices));
+        }
+        if !r.request.urls.is_empty() {
+            open.emit(r.request);
+        }
+    });
+}
+
+/// The link state of what is shown: the URLs that reopen the open files, the tab, the
+/// selected tensor and the filter.
+fn link_of(state: &State) -> Link {
+    let mut files: Vec<String> = Vec::new();
+    let links = state.checkpoint.iter().flat_map(|c| c.links.iter()).chain(state.files.iter().filter_map(|f| f.link.as_ref()));
+    for l in links {
+        if !files.contains(l) {
+            files.push(l.clone());
+        }
+    }
+    let mut link = Link { files, ..Link::default() };
+    if let Some(c) = state.checkpoint.as_ref().filter(|c| state.current == Some(c.id)) {
+        link.tab = Some("model".to_string());
+        link.filter = state.filters.get(&c.id).cloned();
+    } else if let Some(f) = state.current_file() {
+        link.tab = Some(f.name.clone());
+        link.filter = state.filters.get(&f.id).cloned();
+        if let (Some((fid, i)), Status::Done(_, tensors)) = (state.selected, &f.status) {
+            if fid == f.id {
+                link.tensor = tensors.0.get(i).map(|t| t.name.clone());
+            }
+        }
+    }
+    link
+}
+
+/// Whether the tab shown can be linked (it was opened by URL).
+fn linkable(state: &State) -> bool {
+    match state.checkpoint.as_ref().filter(|c| state.current == Some(c.id)) {
+        Some(c) => !c.links.is_empty(),
+        None => state.current_file().is_some_and(|f| f.link.is_some()),
+    }
+}
+
+/// Applies a link's tab, filter and tensor once its files are open. Returns false while
+/// it must wait (files still being read).
+fn apply_link(state: &State, link: &Link, d: &UseReducerDispatcher<State>) -> bool {
+    let reading = state.files.iter().any(|f| f.status == Status::Reading) || state.checkpoint.as_ref().is_some_and(|c| c.model.is_none());
+    let nothing_yet = state.files.is_empty() && state.checkpoint.is_none() && state.failed.is_empty();
+    if nothing_yet {
+        return false;
+    }
+    if link.tab.as_deref() == Some("model") {
+        let Some(c) = &state.checkpoint else { return !reading };
+        if c.model.is_none() {
+            return false;
+        }
+        d.dispatch(Action::Show(c.id));
+        if let Some(f) = &link.filter {
+            d.dispatch(Action::Filter(c.id, f.clone()));
+        }
+        return true;
+    }
+    let target = match &link.tab {
+        Some(name) => state.files.iter().find(|f| &f.name == name),
+        None => state.files.first(),
+    };
+    let Some(f) = target else { return !reading };
+    let Status::Done(_, tensors) = &f.status else { return false };
+    d.dispatch(Action::Show(f.id));
+    if let Some(text) = &link.filter {
+        d.dispatch(Action::Filter(f.id, text.clone()));
+    }
+    if let Some(name) = &link.tensor {
+        if let Some(i) = tensors.0.iter().position(|t| &t.name == name) {
+            d.dispatch(Action::Select(Some((f.id, i))));
+        }
+    }
+    true
+}
+
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(State::default);
@@ -66,13 +162,74 @@ pub fn app() -> Html {
     let sources: Sources = (*sources).clone();
     let open = use_open_files(state.dispatcher(), sources.clone());
     let dragging = use_state(|| false);
+    let address = use_memo((), |_| Address::current());
+    let embed = address.embed;
+    // The link the page was opened with, until its tab, filter and tensor are applied.
+    let pending: Rc<RefCell<Option<Link>>> = use_mut_ref(|| {
+        let a = Address::current();
+        let l = a.link;
+        (!a.urls.is_empty() && (l.tab.is_some() || l.tensor.is_some() || l.filter.is_some())).then_some(l)
+    });
+    let url_error = use_state(|| None::<AttrValue>);
+    {
+        // What the address gives is opened once, at start.
+        let (open, d, address) = (open.clone(), state.dispatcher(), address.clone());
+        use_effect_with((), move |_| {
+            let mut given: Vec<Given> = address.urls.iter().map(|u| Given::Url(u.clone())).collect();
+            match address.hf.as_deref().map(HubRepo::parse) {
+                Some(Ok(r)) => given.push(Given::Hub(r)),
+                Some(Err(e)) => d.dispatch(Action::Failed { id: None, name: "hf=".to_string(), message: e }),
+                None => {}
+            }
+            if !given.is_empty() {
+                open_given(given, address.hub.clone(), open, d);
+            }
+        });
+    }
+    {
+        // The deep link: applied once its files are read; after that the fragment follows
+        // the view (replaceState: no history entry per click).
+        let (pending, d) = (pending.clone(), state.dispatcher());
+        use_effect_with(state.clone(), move |s| {
+            let waiting = pending.borrow().clone();
+            match waiting {
+                Some(link) => {
+                    if apply_link(s, &link, &d) {
+                        *pending.borrow_mut() = None;
+                    }
+                }
+                None => set_fragment(&link_of(s).fragment()),
+            }
+        });
+    }
+    let on_url = {
+        let (open, d, hub, url_error) = (open.clone(), state.dispatcher(), address.hub.clone(), url_error.clone());
+        Callback::from(move |text: String| match parse_field(&text) {
+            Ok(given) => {
+                url_error.set(None);
+                open_given(given, hub.clone(), open.clone(), d.clone());
+            }
+            Err(e) => url_error.set(Some(AttrValue::from(e))),
+        })
+    };
+    let on_choose = {
+        let (open, d) = (open.clone(), state.dispatcher());
+        Callback::from(move |(urls, files): (Vec<String>, Vec<String>)| {
+            d.dispatch(Action::Choices(None));
+            open.emit(remote::chosen(&urls, &files));
+        })
+    };
+    let close_choices = {
+        let d = state.dispatcher();
+        Callback::from(move |_: ()| d.dispatch(Action::Choices(None)))
+    };
 
     let on_pick = {
         let open = open.clone();
         Callback::from(move |e: Event| {
             if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
                 let (files, from_folder) = named_files(input.files());
-                open.emit(OpenRequest { files, from_folder, notes: Vec::new() });
+                open.emit(OpenRequest::local(files, from_folder, Vec::new()));
                 // Let the same file be picked again.
                 input.set_value("");
             }
@@ -120,11 +277,11 @@ pub fn app() -> Html {
                 wasm_bindgen_futures::spawn_local(async move {
                     let (picked, notes) = folder::walk(entries.entries).await;
                     let files = picked.into_iter().map(|p| (p.path, p.file)).collect();
-                    open.emit(OpenRequest { files, from_folder: true, notes });
+                    open.emit(OpenRequest::local(files, true, notes));
                 });
             } else {
                 let (files, from_folder) = named_files(dt.files());
-                open.emit(OpenRequest { files, from_folder, notes: Vec::new() });
+                open.emit(OpenRequest::local(files, from_folder, Vec::new()));
             }
         })
     };
@@ -166,7 +323,10 @@ pub fn app() -> Html {
         (Some(c), _) => {
             let id = c.id;
             let on_close = close.reform(move |_: ()| id);
-            html! { <ModelView key={format!("model{id}")} checkpoint={c.clone()} {on_close} /> }
+            let filter = AttrValue::from(state.filters.get(&id).cloned().unwrap_or_default());
+            let d = state.dispatcher();
+            let on_filter = Callback::from(move |t: String| d.dispatch(Action::Filter(id, t)));
+            html! { <ModelView key={format!("model{id}")} checkpoint={c.clone()} {on_close} {filter} {on_filter} /> }
         }
         (None, Some(f)) => {
             let id = f.id;
@@ -179,13 +339,16 @@ pub fn app() -> Html {
             let on_stats = Callback::from(move |(i, s): (usize, crate::stats::Stats)| d.dispatch(Action::Stats(id, i, s)));
             let on_close = close.reform(move |_: ()| id);
             let values = Rc::new(state.values_of(id));
+            let filter = AttrValue::from(state.filters.get(&id).cloned().unwrap_or_default());
+            let d = state.dispatcher();
+            let on_filter = Callback::from(move |t: String| d.dispatch(Action::Filter(id, t)));
             let d = state.dispatcher();
             let on_sha256 = Callback::from(move |on: bool| d.dispatch(Action::SetValuesSha256(on)));
             let sha256 = state.values_sha256;
             html! {
                 <>
                     { split_view::for_file(&state, f) }
-                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} {sha256} {on_sha256} />
+                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} {sha256} {on_sha256} {filter} {on_filter} />
                 </>
             }
         }
@@ -194,6 +357,7 @@ pub fn app() -> Html {
                 <p class="big">{ "Drop .safetensors, .gguf, PyTorch (.bin, .pt, .pth, .ckpt), .pkl, .npy or .npz files anywhere on this page" }</p>
                 <p>{ "or pick them with the button above. Several files at once are fine." }</p>
                 <p>{ "A whole checkpoint folder works too: drop the folder, or use Choose folder…, to see the merged model." }</p>
+                <p>{ "Or give a URL (a file, a model.safetensors.index.json, several separated by spaces) or a Hugging Face repository (ORG/REPO): its header is read with HTTP range requests, nothing else is downloaded." }</p>
                 <p class="dim">{ "Only each file's header is read (for safetensors the first 8 + N bytes; for GGUF the metadata and tensor infos; for PyTorch and pickle files the pickle, which is disassembled and never run, and the zip's directory), in this browser tab. A tensor's bytes are read only when you ask for its values. Nothing is uploaded." }</p>
                 <p class="dim">{ "PyTorch and pickle files get a safety verdict — whether loading them would run code — and can be converted to safetensors here." }</p>
             </section>
@@ -203,29 +367,51 @@ pub fn app() -> Html {
 
     html! {
         <ContextProvider<Sources> context={sources}>
-        <div class={classes!("app", dragging.then_some("dragging"))}
+        <div class={classes!("app", dragging.then_some("dragging"), embed.then_some("embed"))}
             ondragenter={on_dragenter} ondragover={on_dragover} ondragleave={on_dragleave} ondrop={on_drop}
             data-testid="dropzone">
-            <header class="top">
-                <div class="brand">
-                    <h1>{ "tensorpeek" }</h1>
-                    <p class="tag dim">{ "Model-file inspector: reads headers only, locally." }</p>
-                </div>
-                <div class="pick">
-                    <label class="button primary" for="file-input">{ "Choose files…" }</label>
-                    <input id="file-input" class="visually-hidden" type="file" multiple=true
-                        onchange={on_pick.clone()} data-testid="file-input" />
-                    <label class="button" for="folder-input">{ "Choose folder…" }</label>
-                    <input id="folder-input" class="visually-hidden" type="file" multiple=true webkitdirectory=true
-                        onchange={on_pick} data-testid="folder-input" />
-                    if done > 1 || state.checkpoint.is_some() {
-                        <super::components::ExportButton file_name="tensorpeek-report.json" json={export_all}
-                            label="Export all JSON" testid="export-all" title="Download the report of every open file" />
-                    }
-                </div>
-            </header>
+            if embed {
+                <header class="top embed-bar">
+                    <span class="brand-small">{ "tensorpeek" }</span>
+                    <a class="open-full" href={page_url(&link_of(&state).fragment(), false)} target="_blank" rel="noopener noreferrer"
+                        data-testid="open-full">{ "Open in tensorpeek ↗" }</a>
+                </header>
+            } else {
+                <header class="top">
+                    <div class="brand">
+                        <h1>{ "tensorpeek" }</h1>
+                        <p class="tag dim">{ "Model-file inspector: reads headers only, locally." }</p>
+                    </div>
+                    <div class="pick">
+                        <label class="button primary" for="file-input">{ "Choose files…" }</label>
+                        <input id="file-input" class="visually-hidden" type="file" multiple=true
+                            onchange={on_pick.clone()} data-testid="file-input" />
+                        <label class="button" for="folder-input">{ "Choose folder…" }</label>
+                        <input id="folder-input" class="visually-hidden" type="file" multiple=true webkitdirectory=true
+                            onchange={on_pick} data-testid="folder-input" />
+                        if done > 1 || state.checkpoint.is_some() {
+                            <super::components::ExportButton file_name="tensorpeek-report.json" json={export_all}
+                                label="Export all JSON" testid="export-all" title="Download the report of every open file" />
+                        }
+                    </div>
+                    <UrlForm on_open={on_url} error={(*url_error).clone()} />
+                </header>
+            }
+            if let Some(c) = &state.choices {
+                <ChoicesCard choices={c.clone()} {on_choose} on_close={close_choices} />
+            }
+            if !state.notes.is_empty() {
+                <section class="card notes" role="status" data-testid="notes">
+                    <ul>{ for state.notes.iter().map(|n| html! { <li data-testid="note">{ n.clone() }</li> }) }</ul>
+                </section>
+            }
             if !state.files.is_empty() || state.checkpoint.is_some() {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for tabs }</nav>
+                if !embed && state.current.is_some() {
+                    <div class="sharebar">
+                        <Share url={linkable(&state).then(|| AttrValue::from(page_url(&link_of(&state).fragment(), false)))} />
+                    </div>
+                }
             }
             if !state.failed.is_empty() {
                 <section class="card error-panel" role="alert" data-testid="error-panel">
@@ -247,7 +433,7 @@ pub fn app() -> Html {
             }
             <main>{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>
-            <footer class="foot dim">
+            <footer class={classes!("foot", "dim", embed.then_some("visually-hidden"))}>
                 { "Offsets and sizes are exact (hover a size for its byte count). " }
                 if let Some(n) = footer_size { <span>{ "This file: " }{ super::format::bytes_html(n) }</span> }
             </footer>

@@ -49,6 +49,11 @@ pub struct FileViewProps {
     pub sha256: bool,
     #[prop_or_default]
     pub on_sha256: Callback<bool>,
+    /// The tensor table's name filter (kept in the page state, for links).
+    #[prop_or_default]
+    pub filter: AttrValue,
+    #[prop_or_default]
+    pub on_filter: Callback<String>,
 }
 
 #[function_component(FileView)]
@@ -69,7 +74,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
                         <h2 class="fname">{ f.name.clone() }</h2>
                         <span class="dim">{ bytes_html(f.size) }</span>
                     </header>
-                    <p class="status" role="status" data-testid="reading">{ "Reading header…" }</p>
+                    <p class="status" role="status" data-testid="reading">
+                        { match &f.link { Some(_) => "Reading header with HTTP range requests…", None => "Reading header…" } }
+                    </p>
+                    { fetched_line(f) }
                     <div class="progress indeterminate" role="progressbar" aria-label="Reading header"><div></div></div>
                     <button type="button" onclick={close} data-testid="cancel">{ "Cancel" }</button>
                 </article>
@@ -103,6 +111,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
             </header>
             <SafetyCard insp={insp.clone()} />
             <VerdictBanner {verdict} text={text} bytes_read={r.bytes_read} total={r.size} took_ms={f.took_ms} testid="verdict" read_testid="bytes-read" />
+            { fetched_line(f) }
             <div class="grid">
                 { summary(r) }
                 { reconciliation(r) }
@@ -112,15 +121,33 @@ pub fn file_view(p: &FileViewProps) -> Html {
             { format_section(insp, f.id) }
             if let Some(i) = p.selected {
                 <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
-                <ValuesPanel key={i} file={f.id} tensors={tensors.clone()} index={i} strided={strided(i)}
+                <ValuesPanel key={i} file={f.id} file_len={r.size} tensors={tensors.clone()} index={i} strided={strided(i)}
                     stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))}
                     sha256={p.sha256} on_sha256={p.on_sha256.clone()} />
             }
             if !r.tensors().is_empty() {
-                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} {layouts} />
+                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} {layouts}
+                    filter={p.filter.clone()} on_filter={p.on_filter.clone()} export_name={AttrValue::from(table_name(&r.name))} />
             }
         </article>
     }
+}
+
+/// "Fetched over HTTP: 2 requests · 29,472 bytes · 35 ms" for a file opened by URL.
+fn fetched_line(f: &FileEntry) -> Html {
+    let Some(x) = f.fetch else { return html! {} };
+    html! {
+        <p class="dim fetched" data-testid="fetched" data-requests={x.requests.to_string()} data-bytes={x.bytes.to_string()}
+            title={f.link.clone().unwrap_or_default()}>
+            { format!("Fetched over HTTP: {} request{} · {} bytes · {:.0} ms", x.requests, if x.requests == 1 { "" } else { "s" }, fmt::thousands(x.bytes), x.ms) }
+        </p>
+    }
+}
+
+/// `model.safetensors` → `model-tensors` (the exported table's file name, without extension).
+fn table_name(name: &str) -> String {
+    let json = export_name(name);
+    format!("{}-tensors", json.trim_end_matches(".tensorpeek.json"))
 }
 
 /// The format's own section. Other formats add an arm here.

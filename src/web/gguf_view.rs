@@ -1,6 +1,6 @@
 //! The GGUF part of a file's view: header, model card, tokenizer, layout accounting,
 //! grouped metadata (long arrays page on demand), GGUF tensor details and the ggml type
-//! table. Plugged into `view::format_section` for `Parsed::Gguf`.
+//! table. Plugged into `file_view::format_section` for `Parsed::Gguf`.
 //!
 //! Everything from the file is rendered as text nodes (the chat template too: it sits in a
 //! `<pre>` as text and is never interpreted).
@@ -403,7 +403,7 @@ fn array_value(p: &ArrayProps) -> Html {
                 let cached = entry.borrow().clone();
                 let bytes = match cached {
                     Some(b) => b,
-                    None => match src.read_at(kv.offset, kv.bytes).await {
+                    None => match src.reader(insp.0.size).read_at(kv.offset, kv.bytes).await {
                         Ok(b) => {
                             let b = Rc::new(b);
                             *entry.borrow_mut() = Some(b.clone());

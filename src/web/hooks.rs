@@ -1,12 +1,12 @@
 //! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
 //! reading in a Web Worker through the set driver the CLI uses too — see [`super::opener`])
-//! and reading a tensor's values in the Web Worker ([`use_values_worker`]).
+//! and reading a tensor's values in the Web Worker ([`use_worker_job`]).
 
 use super::components::now_ms;
 use super::opener::{self, JobInput, JobPlan};
 use super::protocol::{from_js, to_js, Fault, Problem, Request, Response};
-use super::sources::Sources;
-use super::state::{Action, CheckpointTab, State};
+use super::sources::{FileSource, Sources};
+use super::state::{Action, CheckpointTab, NewFile, State};
 use crate::model::files::base_name;
 use crate::source::blob::BlobSource;
 use crate::source::set::{role_of, Role};
@@ -18,13 +18,36 @@ use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 use yew::prelude::*;
 
-/// Files given together: picked, dropped, or walked from a folder.
+/// Files given together: picked, dropped, walked from a folder, or given by URL.
+#[derive(Default)]
 pub struct OpenRequest {
     /// Each file with its name (a relative path for files from a folder).
     pub files: Vec<(String, web_sys::File)>,
+    /// Files behind URLs (read with range requests in the worker).
+    pub urls: Vec<RemoteFile>,
+    /// JSON companions already read while resolving the URLs (an index, the config.json
+    /// beside it): (name, bytes).
+    pub companions: Vec<(String, Vec<u8>)>,
     pub from_folder: bool,
+    /// The Model tab's name for a checkpoint given by URL (a repository, a folder).
+    pub title: Option<String>,
     /// Entries of a dropped folder that were not walked (too deep, too many), as text.
     pub notes: Vec<String>,
+}
+
+impl OpenRequest {
+    pub fn local(files: Vec<(String, web_sys::File)>, from_folder: bool, notes: Vec<String>) -> OpenRequest {
+        OpenRequest { files, from_folder, notes, ..OpenRequest::default() }
+    }
+}
+
+/// A file given by URL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoteFile {
+    pub name: String,
+    pub url: String,
+    /// The URL that reopens it in a link (its own, or the index it came with).
+    pub link: String,
 }
 
 /// Whether files given together form a checkpoint (a Model tab beside the files' tabs): a
@@ -67,9 +90,17 @@ fn fault_of(name: &str, on: bool) -> Option<Fault> {
     }
 }
 
+/// One input of a request: a local file or a URL.
+enum Given {
+    File(web_sys::File),
+    Url { url: String, link: String },
+}
+
 fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<State>, sources: Sources) {
-    let OpenRequest { mut files, from_folder, notes } = req;
-    if files.is_empty() {
+    let OpenRequest { files, urls, companions: preloaded, from_folder, title, notes } = req;
+    let mut items: Vec<(String, Given)> = files.into_iter().map(|(n, f)| (n, Given::File(f))).collect();
+    items.extend(urls.into_iter().map(|u| (u.name, Given::Url { url: u.url, link: u.link })));
+    if items.is_empty() {
         return;
     }
     let mut take_id = || {
@@ -79,26 +110,39 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
         id
     };
     let started = now_ms();
-    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    let mut names: Vec<String> = items.iter().map(|(n, _)| n.clone()).collect();
+    names.extend(preloaded.iter().map(|(n, _)| n.clone()));
     let checkpoint = is_checkpoint_set(&names, from_folder);
     if checkpoint {
         // By name, so shards come in order whatever order the browser lists a folder in.
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        items.sort_by(|a, b| a.0.cmp(&b.0));
     }
     let (faults_on, stall) = faults();
     // Loose files each get a tab (a file that is no model file says why there); in a
     // checkpoint only the model files do, the JSON is merged and the rest left unread.
     let mut tabs = Vec::new();
     let mut inputs = Vec::new();
-    let mut companions = Vec::new();
-    let mut given_bytes = 0u64;
-    for (name, file) in files {
-        let src = Rc::new(BlobSource::new(file.clone().into()));
-        let len = src.len();
+    let mut companions: Vec<(String, u64)> = preloaded.iter().map(|(n, b)| (n.clone(), b.len() as u64)).collect();
+    let mut given_bytes: u64 = companions.iter().map(|(_, n)| *n).sum();
+    let mut links: Vec<String> = Vec::new();
+    for (name, given) in items {
+        let (src, len, link) = match &given {
+            Given::File(file) => {
+                let b = Rc::new(BlobSource::new(file.clone().into()));
+                let len = b.len();
+                (FileSource::Blob(b), len, None)
+            }
+            Given::Url { url, link } => (FileSource::Url(Rc::from(url.as_str())), 0, Some(link.clone())),
+        };
+        if let Some(l) = &link {
+            if !links.contains(l) {
+                links.push(l.clone());
+            }
+        }
         let role = role_of(&name);
         let id = (!checkpoint || role == Role::ModelFile).then(&mut take_id);
         if let Some(id) = id {
-            tabs.push((id, name.clone(), len, started));
+            tabs.push(NewFile { id, name: name.clone(), size: len, started_ms: started, link: link.clone() });
             sources.insert(id, src);
         }
         match role {
@@ -110,12 +154,18 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
             Role::ModelFile => given_bytes = given_bytes.saturating_add(len),
         }
         let fault = fault_of(&name, faults_on);
-        inputs.push(JobInput { name, file: Some(file), url: None, id, explain: !checkpoint, fault });
+        let (file, url) = match given {
+            Given::File(f) => (Some(f), None),
+            Given::Url { url, .. } => (None, Some(url)),
+        };
+        inputs.push(JobInput { name, file, url, id, explain: !checkpoint, fault });
     }
     let cid = checkpoint.then(&mut take_id);
     d.dispatch(Action::Add(tabs));
     if let Some(id) = cid {
-        let folder = names.iter().find_map(|n| n.split_once('/').map(|(dir, _)| dir.to_string())).unwrap_or_else(|| "checkpoint".to_string());
+        let folder = title
+            .or_else(|| names.iter().find_map(|n| n.split_once('/').map(|(dir, _)| dir.to_string())))
+            .unwrap_or_else(|| "checkpoint".to_string());
         d.dispatch(Action::AddCheckpoint(CheckpointTab {
             id,
             name: folder,
@@ -126,9 +176,11 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
             bytes_read: 0,
             started_ms: started,
             took_ms: None,
+            links,
         }));
     }
-    opener::start(JobPlan { inputs, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS) }, d);
+    let classify_by_content = inputs.iter().all(|i| i.url.is_some());
+    opener::start(JobPlan { inputs, companions: preloaded, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS), classify_by_content }, d);
 }
 
 /// A job of the worker (a tensor's values, a file's hash) as a panel shows it.
@@ -236,7 +288,7 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
             w.terminate();
             run.set(Run::Failed(Problem::read_failed(format!("the worker stopped: {message}"))));
         }
-        Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. }) => {}
+        Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. }) => {}
         Err(e) => {
             w.terminate();
             run.set(Run::Failed(Problem::read_failed(format!("the worker's answer was not understood: {e}"))));

@@ -6,9 +6,11 @@
 //! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker),
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
-//! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`]), [`folder`] (walking a
-//! dropped folder), and the worker side: [`protocol`] (typed messages), [`worker`] and
-//! [`hasher`].
+//! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`],
+//! [`verify_view`]), [`folder`] (walking a dropped folder), files on the web ([`remote`]:
+//! the page's address, deep links and resolving URLs and Hub repositories; [`url_view`]:
+//! the URL field, the Hub chooser, Copy link), and the worker side: [`protocol`] (typed
+//! messages), [`worker`] and [`hasher`].
 
 pub mod app;
 pub mod components;
@@ -22,12 +24,14 @@ pub mod model_view;
 pub mod opener;
 pub mod pool;
 pub mod protocol;
+pub mod remote;
 pub mod sources;
 pub mod split_view;
 pub mod state;
 pub mod table;
 pub mod tokenizer_view;
 pub mod torch_view;
+pub mod url_view;
 pub mod values;
 pub mod verify_view;
 pub mod worker;
@@ -37,6 +41,22 @@ pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
     yew::Renderer::<app::App>::new().render();
     pool::watch_intent();
+    register_service_worker();
+}
+
+/// Registers `sw.js` (the app shell for offline use; it never caches model bytes). Only
+/// where the browser offers service workers (a secure context); a refusal changes nothing.
+fn register_service_worker() {
+    let Some(w) = web_sys::window() else { return };
+    let nav = w.navigator();
+    let has = js_sys::Reflect::get(&nav, &wasm_bindgen::JsValue::from_str("serviceWorker")).is_ok_and(|v| !v.is_undefined() && !v.is_null());
+    if !has {
+        return;
+    }
+    let promise = nav.service_worker().register("./sw.js");
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    });
 }
 
 /// After a panic the page's wasm cannot run again; what it last rendered stays on screen

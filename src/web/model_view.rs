@@ -31,6 +31,11 @@ pub struct ModelViewProps {
     pub checkpoint: CheckpointTab,
     #[prop_or_default]
     pub on_close: Callback<()>,
+    /// The tensor table's name filter (kept in the page state, for links).
+    #[prop_or_default]
+    pub filter: AttrValue,
+    #[prop_or_default]
+    pub on_filter: Callback<String>,
 }
 
 /// The JSON report: the shards as `files`, the merged model as `model`.
@@ -119,7 +124,8 @@ pub fn model_view(p: &ModelViewProps) -> Html {
             }
             if !m.tensors.is_empty() {
                 <TensorTable tensors={d.tensors.clone()} files={Some(d.tensor_files.clone())}
-                    {on_select} selected={*selected} />
+                    {on_select} selected={*selected} filter={p.filter.clone()} on_filter={p.on_filter.clone()}
+                    export_name={AttrValue::from(format!("{}-tensors", p.checkpoint.name))} />
             }
         </article>
     }

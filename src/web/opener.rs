@@ -10,7 +10,7 @@
 
 use super::components::now_ms;
 use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
-use super::state::{Action, CheckpointData, Ignored, State};
+use super::state::{Action, CheckpointData, Fetch, Ignored, State};
 use crate::formats::Inspection;
 use crate::model::files::Kind;
 use crate::source::set::{merge_set, OpenedSet, Skipped};
@@ -46,12 +46,18 @@ pub struct JobInput {
 /// What the page does with the job's results.
 pub struct JobPlan {
     pub inputs: Vec<JobInput>,
+    /// JSON companions read before the job (while resolving URLs): (name, bytes).
+    pub companions: Vec<(String, Vec<u8>)>,
     /// The checkpoint's Model tab, when the files form one.
     pub checkpoint: Option<u32>,
     /// Folder entries that were not walked.
     pub notes: Vec<String>,
     /// The watchdog's limit (a test may shorten it).
     pub stall_ms: f64,
+    /// Classify a file whose name says nothing by its first bytes (files given by URL,
+    /// whose first 64 KiB the opening request brings anyway; never for local files, so
+    /// that a folder's README.md is never read).
+    pub classify_by_content: bool,
 }
 
 struct Running {
@@ -91,9 +97,10 @@ struct Job {
 }
 
 /// Starts a job.
-pub fn start(plan: JobPlan, d: UseReducerDispatcher<State>) {
+pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
     let all: Vec<usize> = (0..plan.inputs.len()).collect();
-    let job = Rc::new(RefCell::new(Job { plan, d, batch: Vec::new(), current: None, last_ms: now_ms(), set: OpenedSet::default(), running: None }));
+    let set = OpenedSet { companions: std::mem::take(&mut plan.companions), ..OpenedSet::default() };
+    let job = Rc::new(RefCell::new(Job { plan, d, batch: Vec::new(), current: None, last_ms: now_ms(), set, running: None }));
     run(&job, all);
 }
 
@@ -160,7 +167,19 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
     match msg {
         Response::Ready => send_open(job),
         Response::Reading { index } => job.borrow_mut().current = Some(index),
-        Response::Fetched { .. } | Response::Progress { .. } => {}
+        Response::Fetched { index, requests, bytes, ms } => {
+            let j = job.borrow();
+            if let Some(id) = j.batch.get(index).and_then(|i| j.plan.inputs.get(*i)).and_then(|x| x.id) {
+                j.d.dispatch(Action::Fetched(id, Fetch { requests, bytes, ms }));
+            }
+        }
+        Response::Unreadable { index, message } => {
+            let i = job.borrow().batch.get(index).copied();
+            if let Some(i) = i {
+                fail(job, i, message);
+            }
+        }
+        Response::Progress { .. } => {}
         Response::Inspected { index, inspection } => {
             let Some(i) = job.borrow().batch.get(index).copied() else { return };
             match Inspection::from_bytes(&inspection) {
@@ -201,7 +220,7 @@ fn send_open(job: &Rc<RefCell<Job>>) {
             fault: i.fault,
         })
         .collect();
-    let sent = to_js(&Request::Open { inputs, classify_by_content: false }).and_then(|v| {
+    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content }).and_then(|v| {
         j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
     });
     drop(j);

@@ -22,9 +22,15 @@ pub enum Request {
     /// Read one tensor's values: exactly its byte range of `file`.
     #[serde(rename_all = "camelCase")]
     Scan {
-        /// The `File` (a `Blob`).
+        /// The `File` (a `Blob`), or `undefined` when `url` is given.
         #[serde(with = "serde_wasm_bindgen::preserve")]
         file: JsValue,
+        /// A file opened by URL: its values are read with one range request.
+        #[serde(default)]
+        url: Option<String>,
+        /// The URL's length as its opening found it (each answer is checked against it).
+        #[serde(default)]
+        len: u64,
         entry: TensorEntry,
         /// Also the SHA-256 of the raw bytes (in a nested worker).
         sha256: bool,
@@ -44,6 +50,12 @@ pub enum Request {
     Hash {
         #[serde(with = "serde_wasm_bindgen::preserve")]
         file: JsValue,
+        /// A file opened by URL: its bytes are streamed with one range request instead.
+        #[serde(default)]
+        url: Option<String>,
+        /// The URL's length as inspected (each answer is checked against it).
+        #[serde(default)]
+        len: u64,
     },
     /// Read a set of files' headers (`source::set::read_set`): inspect the model files,
     /// read the JSON companions whole, skip the rest. Answered by [`Response::Reading`],
@@ -145,6 +157,9 @@ pub enum Response {
         wasm_memory: u64,
         /// "off", "nested worker", or why the hash ran in this worker.
         hashing: String,
+        /// HTTP requests made (a file opened by URL; 0 for a local file).
+        #[serde(default)]
+        requests: u64,
     },
     Error(Problem),
     /// A whole file's SHA-256 (lowercase hex) and the bytes read.
@@ -155,6 +170,9 @@ pub enum Response {
     /// Bytes fetched so far for the current input (URLs: requests made, bytes, time).
     #[serde(rename_all = "camelCase")]
     Fetched { index: usize, requests: u64, bytes: u64, ms: f64 },
+    /// Input `index` could not be opened (a URL that failed: the message says why and
+    /// what to do); it is skipped.
+    Unreadable { index: usize, message: String },
     /// Input `index` was inspected: a `formats::Inspection` in postcard bytes.
     Inspected {
         index: usize,

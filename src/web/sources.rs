@@ -1,16 +1,68 @@
-//! The open files' byte sources (their `Blob`s), by tab id: the web handles the page state
-//! must not hold. The app owns one registry and hands it down as a context; a view that
-//! reads on request (a GGUF array's further elements, a tensor's values) looks its file up
-//! here, and closing a tab drops the handle.
+//! The open files' byte sources, by tab id: a local file's `Blob`, or the URL a file was
+//! opened from — the web handles the page state must not hold. The app owns one registry
+//! and hands it down as a context; a view that reads on request (a GGUF array's further
+//! elements, a tensor's values) looks its file up here, and closing a tab drops the handle.
 
+use crate::error::SourceError;
 use crate::source::blob::BlobSource;
+use crate::source::http::{FetchCount, HttpSource};
+use crate::source::ByteSource;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use yew::prelude::*;
 
+/// Where a tab's file is read from.
+#[derive(Clone)]
+pub enum FileSource {
+    Blob(Rc<BlobSource>),
+    /// Opened by URL: later reads are range requests to it.
+    Url(Rc<str>),
+}
+
+impl FileSource {
+    /// The local file, if it is one.
+    pub fn blob(&self) -> Option<&Rc<BlobSource>> {
+        match self {
+            FileSource::Blob(b) => Some(b),
+            FileSource::Url(_) => None,
+        }
+    }
+
+    /// A byte source for reads on request; `len` is the file's length as inspected (each
+    /// HTTP answer is checked against it).
+    pub fn reader(&self, len: u64) -> PageSource {
+        match self {
+            FileSource::Blob(b) => PageSource::Blob(b.clone()),
+            FileSource::Url(u) => PageSource::Http(HttpSource::known(u, len, Rc::new(FetchCount::default()))),
+        }
+    }
+}
+
+/// A [`FileSource`] opened for reading.
+pub enum PageSource {
+    Blob(Rc<BlobSource>),
+    Http(HttpSource),
+}
+
+impl ByteSource for PageSource {
+    fn len(&self) -> u64 {
+        match self {
+            PageSource::Blob(b) => b.len(),
+            PageSource::Http(h) => h.len(),
+        }
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        match self {
+            PageSource::Blob(b) => b.read_at(start, len).await,
+            PageSource::Http(h) => h.read_at(start, len).await,
+        }
+    }
+}
+
 #[derive(Clone, Default)]
-pub struct Sources(Rc<RefCell<HashMap<u32, Rc<BlobSource>>>>);
+pub struct Sources(Rc<RefCell<HashMap<u32, FileSource>>>);
 
 /// One registry per app: equal by identity.
 impl PartialEq for Sources {
@@ -20,11 +72,11 @@ impl PartialEq for Sources {
 }
 
 impl Sources {
-    pub fn insert(&self, id: u32, src: Rc<BlobSource>) {
+    pub fn insert(&self, id: u32, src: FileSource) {
         self.0.borrow_mut().insert(id, src);
     }
 
-    pub fn get(&self, id: u32) -> Option<Rc<BlobSource>> {
+    pub fn get(&self, id: u32) -> Option<FileSource> {
         self.0.borrow().get(&id).cloned()
     }
 

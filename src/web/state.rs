@@ -46,6 +46,39 @@ pub struct FileEntry {
     /// Time the drop was seen (performance.now(), ms), for the "read in … ms" line.
     pub started_ms: f64,
     pub took_ms: Option<f64>,
+    /// The URL that reopens this file in a link (`#file=…`): the file's own URL, or the
+    /// index it came with; `None` for a local file, which cannot be linked.
+    pub link: Option<String>,
+    /// What reading it over HTTP cost (files opened by URL).
+    pub fetch: Option<Fetch>,
+}
+
+/// Requests made, bytes received and time taken for a file read over HTTP.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fetch {
+    pub requests: u64,
+    pub bytes: u64,
+    pub ms: f64,
+}
+
+/// A tab to add: a file given (picked, dropped, or a URL).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewFile {
+    pub id: u32,
+    pub name: String,
+    /// 0 for a URL until its first answer tells.
+    pub size: u64,
+    pub started_ms: f64,
+    pub link: Option<String>,
+}
+
+/// The GGUF models of a Hub repository, for the person to choose one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HubChoices {
+    /// `ORG/REPO` (with `@REV`).
+    pub repo: String,
+    /// Each choice with the URLs of its files.
+    pub choices: Vec<(crate::source::remote::GgufChoice, Vec<String>)>,
 }
 
 impl FileEntry {
@@ -104,6 +137,8 @@ pub struct CheckpointTab {
     pub bytes_read: u64,
     pub started_ms: f64,
     pub took_ms: Option<f64>,
+    /// The URLs that reopen it in a link (its index, or its shards); empty when local.
+    pub links: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -123,6 +158,12 @@ pub struct State {
     /// Whether a values read also hashes the raw bytes: off by default, remembered while
     /// the page is open.
     pub values_sha256: bool,
+    /// The tensor table's name filter, by tab id (kept in a link).
+    pub filters: BTreeMap<u32, String>,
+    /// A Hub repository's GGUF models to choose from.
+    pub choices: Option<HubChoices>,
+    /// Things worth knowing that are not errors (e.g. no config.json beside an index).
+    pub notes: Vec<String>,
 }
 
 impl State {
@@ -143,8 +184,16 @@ impl State {
 }
 
 pub enum Action {
-    /// Files were dropped or picked: (id, name, size, start time).
-    Add(Vec<(u32, String, u64, f64)>),
+    /// Files were dropped, picked or given by URL.
+    Add(Vec<NewFile>),
+    /// What reading a file over HTTP cost so far.
+    Fetched(u32, Fetch),
+    /// The tensor filter of a tab changed.
+    Filter(u32, String),
+    /// A Hub repository's GGUF models to choose from (`None`: chosen, or closed).
+    Choices(Option<HubChoices>),
+    /// A note for the notes panel (`None` clears them).
+    Note(Option<String>),
     /// A file's inspection finished (ignored when the file was closed meanwhile).
     Loaded { id: u32, inspection: Rc<Inspection>, now_ms: f64 },
     /// Close a tab (a read in flight is dropped when it ends).
@@ -175,9 +224,9 @@ impl Reducible for State {
         let mut s = (*self).clone();
         match action {
             Action::Add(list) => {
-                for (id, name, size, started_ms) in list {
+                for NewFile { id, name, size, started_ms, link } in list {
                     s.current = Some(id);
-                    s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None });
+                    s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None, link, fetch: None });
                 }
             }
             Action::Loaded { id, inspection, now_ms } => {
@@ -185,6 +234,7 @@ impl Reducible for State {
                     return self;
                 };
                 let tensors = Shared(Rc::new(inspection.tensors().to_vec()));
+                f.size = inspection.size;
                 f.status = Status::Done(Shared(inspection), tensors);
                 f.took_ms = Some((now_ms - f.started_ms).max(0.0));
             }
@@ -205,8 +255,23 @@ impl Reducible for State {
                     s.selected = None;
                 }
                 s.values.retain(|(f, _), _| *f != id);
+                s.filters.remove(&id);
             }
             Action::Show(id) => s.current = Some(id),
+            Action::Fetched(id, fetch) => match s.files.iter_mut().find(|f| f.id == id) {
+                Some(f) => f.fetch = Some(fetch),
+                None => return self,
+            },
+            Action::Filter(id, text) => {
+                if text.is_empty() {
+                    s.filters.remove(&id);
+                } else {
+                    s.filters.insert(id, text);
+                }
+            }
+            Action::Choices(c) => s.choices = c,
+            Action::Note(Some(n)) => s.notes.push(n),
+            Action::Note(None) => s.notes.clear(),
             Action::Select(sel) => s.selected = sel,
             Action::AddCheckpoint(c) => {
                 s.current = Some(c.id);
@@ -214,6 +279,12 @@ impl Reducible for State {
             }
             Action::CheckpointLoaded { id, data, bytes_read, now_ms } => match s.checkpoint.as_mut() {
                 Some(c) if c.id == id => {
+                    if !c.links.is_empty() {
+                        // Opened by URL: the shards' lengths are known only now.
+                        let shards: u64 = data.files.iter().map(|f| f.size).fold(0, u64::saturating_add);
+                        let json: u64 = c.companions.iter().map(|(_, n)| *n).fold(0, u64::saturating_add);
+                        c.given_bytes = shards.saturating_add(json);
+                    }
                     c.model = Some(Shared(data));
                     c.bytes_read = bytes_read;
                     c.took_ms = Some((now_ms - c.started_ms).max(0.0));

@@ -5,7 +5,17 @@
 //! filter and scroll without a long task.
 
 use super::state::{Shared, Tensors};
-use super::components::copy_text;
+use super::components::{copy_text, download};
+use crate::report::table;
+
+/// What an export button does.
+#[derive(Clone, Copy)]
+enum Export {
+    CsvFile,
+    MdFile,
+    CsvCopy,
+    MdCopy,
+}
 use super::format::{bytes_html, num_html};
 use crate::fmt;
 use crate::formats::torch::Tensor as Layout;
@@ -128,6 +138,14 @@ pub struct TensorTableProps {
     /// contiguity (same indices as `tensors`), shown as columns that can be turned off.
     #[prop_or_default]
     pub layouts: Option<Layouts>,
+    /// The name filter (the page keeps it, for links); `on_filter` hears each change.
+    #[prop_or_default]
+    pub filter: AttrValue,
+    #[prop_or_default]
+    pub on_filter: Callback<String>,
+    /// The exported table's file name, without extension.
+    #[prop_or(AttrValue::from("tensors"))]
+    pub export_name: AttrValue,
 }
 
 /// A group in the tree view: one dotted-name prefix.
@@ -243,7 +261,17 @@ fn all_group_paths(node: &Node, out: &mut HashSet<String>) {
 #[function_component(TensorTable)]
 pub fn tensor_table(p: &TensorTableProps) -> Html {
     let sort = use_state(|| (Col::Index, true));
-    let filter = use_state(String::new);
+    let filter = use_state(|| p.filter.to_string());
+    {
+        // A filter set from outside (a link being applied) replaces the typed one.
+        let filter = filter.clone();
+        use_effect_with(p.filter.clone(), move |f| {
+            if **filter != **f {
+                filter.set(f.to_string());
+            }
+        });
+    }
+    let export_status = use_state(|| None::<&'static str>);
     let tree = use_state(|| false);
     let show_layout = use_state(|| true);
     let limit = use_state(|| FIRST_ROWS);
@@ -309,9 +337,11 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
 
     let on_filter = {
         let filter = filter.clone();
+        let tell = p.on_filter.clone();
         Callback::from(move |e: InputEvent| {
             if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
                 filter.set(input.value());
+                tell.emit(input.value());
             }
         })
     };
@@ -325,6 +355,27 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     viewport.set(h);
                 }
             }
+        })
+    };
+    // Exports: every row the filter keeps, in the order shown, built only on click.
+    let export = |kind: Export| {
+        let (tensors, order, files, name, status) = (tensors.clone(), order.clone(), p.files.clone(), p.export_name.clone(), export_status.clone());
+        Callback::from(move |_: MouseEvent| {
+            let rows = order.iter().filter_map(|&i| tensors.get(i).map(|t| (i, t, files.as_ref().and_then(|f| f.get(i)).map(String::as_str))));
+            let with_file = files.is_some();
+            let (text, ext, mime) = match kind {
+                Export::CsvFile | Export::CsvCopy => (table::csv(rows, with_file), "csv", "text/csv"),
+                Export::MdFile | Export::MdCopy => (table::markdown(rows, with_file), "md", "text/markdown"),
+            };
+            let ok = match kind {
+                Export::CsvFile | Export::MdFile => download(&format!("{name}.{ext}"), mime, &text).is_ok(),
+                Export::CsvCopy | Export::MdCopy => copy_text(&text),
+            };
+            status.set(Some(match (kind, ok) {
+                (Export::CsvCopy | Export::MdCopy, true) => "copied",
+                (_, true) => "downloaded",
+                (_, false) => "failed (no clipboard or download here)",
+            }));
         })
     };
     let on_tree = {
@@ -538,6 +589,13 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     <button type="button" onclick={expand_all} data-testid="expand-all">{ "Expand all" }</button>
                     <button type="button" onclick={collapse_all}>{ "Collapse all" }</button>
                 }
+                <span class="exports" role="group" aria-label="Export the table">
+                    <button type="button" onclick={export(Export::CsvFile)} data-testid="export-csv" title="Download the rows shown (all of them, as filtered and sorted) as CSV">{ "CSV" }</button>
+                    <button type="button" onclick={export(Export::MdFile)} data-testid="export-md" title="Download the rows shown as a Markdown table">{ "Markdown" }</button>
+                    <button type="button" onclick={export(Export::CsvCopy)} data-testid="copy-csv">{ "Copy CSV" }</button>
+                    <button type="button" onclick={export(Export::MdCopy)} data-testid="copy-md">{ "Copy Markdown" }</button>
+                    if let Some(s) = *export_status { <span class="dim" data-testid="export-status">{ s }</span> }
+                </span>
                 <span class="dim" data-testid="row-count">
                     { format!("{} of {} tensors", fmt::thousands(order.len() as u64), fmt::thousands(tensors.len() as u64)) }
                 </span>

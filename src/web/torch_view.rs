@@ -251,7 +251,8 @@ fn convert_card(p: &TorchSectionProps) -> Html {
                 let src = sources
                     .get(file)
                     .ok_or("the file is no longer available to this page; open it again")?;
-                let blob = output_blob(src.blob(), &plan).map_err(|e| format!("{e:?}"))?;
+                let local = src.blob().ok_or("converting reads a local file: download it, then open it from disk")?;
+                let blob = output_blob(local.blob(), &plan).map_err(|e| format!("{e:?}"))?;
                 offer(&blob, &name).map_err(|e| format!("{e:?}"))?;
                 Ok(Converted::Done {
                     bytes: plan.len,

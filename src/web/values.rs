@@ -1,5 +1,5 @@
 //! The values panel: under the selected tensor, "Read values" hands the file and the
-//! tensor's entry to the values Web Worker ([`super::hooks::use_values_worker`]), which
+//! tensor's entry to the values Web Worker ([`super::hooks::use_worker_job`]), which
 //! reads exactly the tensor's byte range and sends back progress and the [`Stats`]; the
 //! UI thread never touches the bytes. The result goes into the page state by (file id,
 //! tensor index) through `on_stats`, so it survives re-selection and is merged into the
@@ -8,7 +8,8 @@
 use super::components::{CopyButton, FindingList};
 use super::hooks::{use_worker_job, JobRequest, Run};
 use super::protocol::{Request, Response};
-use super::sources::use_sources;
+use super::sources::{use_sources, FileSource};
+use wasm_bindgen::JsValue;
 use super::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
@@ -20,6 +21,8 @@ use yew::prelude::*;
 pub struct ValuesProps {
     /// The file's tab id (its source is looked up in the page's registry).
     pub file: u32,
+    /// The file's length as inspected.
+    pub file_len: u64,
     pub tensors: Tensors,
     pub index: usize,
     /// Stats already read for this tensor.
@@ -44,6 +47,8 @@ pub struct Timing {
     pub sha256: bool,
     /// Where the SHA-256 ran (the worker's `hashing`).
     pub hashing: String,
+    /// HTTP requests made (a file opened by URL).
+    pub requests: u64,
 }
 
 /// Values of the selected tensor: read on request in a worker, with progress and cancel.
@@ -57,7 +62,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         return html! {};
     };
     let start = {
-        let (start, on_stats, file, sha256, strided) = (worker.start.clone(), p.on_stats.clone(), p.file, p.sha256, p.strided.clone());
+        let (start, on_stats, file, file_len, sha256, strided) = (worker.start.clone(), p.on_stats.clone(), p.file, p.file_len, p.sha256, p.strided.clone());
         let (timing, unavailable) = (timing.clone(), unavailable.clone());
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
@@ -68,12 +73,16 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             unavailable.set(false);
             let (timing, on_stats) = (timing.clone(), on_stats.clone());
             let on_result = Callback::from(move |r: Response| {
-                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing } = r {
-                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing }));
+                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
+                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
                     on_stats.emit(stats);
                 }
             });
-            let request = Request::Scan { file: src.blob().clone().into(), entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
+            let (file, url) = match &src {
+                FileSource::Blob(b) => (b.blob().clone().into(), None),
+                FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
+            };
+            let request = Request::Scan { file, url, len: file_len, entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
             start.emit(JobRequest { request, on_result });
         })
     };
@@ -167,9 +176,11 @@ fn timing_line(t: &Timing) -> Html {
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
             data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}
-            data-hashing={t.hashing.clone()}>
-            { format!("read {} bytes in the worker in {:.0} ms ({rate}{}) · worker memory {}",
-                fmt::thousands(t.bytes_read), t.ms,
+            data-hashing={t.hashing.clone()} data-requests={t.requests.to_string()}>
+            { format!("read {} bytes{} in the worker in {:.0} ms ({rate}{}) · worker memory {}",
+                fmt::thousands(t.bytes_read),
+                if t.requests > 0 { format!(" with {} HTTP range request{}", t.requests, if t.requests == 1 { "" } else { "s" }) } else { String::new() },
+                t.ms,
                 if t.sha256 { format!(", SHA-256 in the {}", t.hashing) } else { ", no SHA-256".to_string() },
                 fmt::human_bytes(t.wasm_memory)) }
         </p>

@@ -5,7 +5,8 @@
 use super::components::{CopyButton, FindingList};
 use super::hooks::{use_worker_job, JobRequest, Run};
 use super::protocol::{Request, Response};
-use super::sources::use_sources;
+use super::sources::{use_sources, FileSource};
+use wasm_bindgen::JsValue;
 use crate::fmt;
 use crate::source::hash::expected_digest;
 use std::rc::Rc;
@@ -26,7 +27,7 @@ pub fn verify_card(p: &VerifyProps) -> Html {
     let pasted = use_state(String::new);
     let result = use_state(|| None::<(String, f64)>);
     let start = {
-        let (start, result, file) = (job.start.clone(), result.clone(), p.file);
+        let (start, result, file, size) = (job.start.clone(), result.clone(), p.file, p.size);
         Callback::from(move |_: MouseEvent| {
             let Some(src) = sources.get(file) else { return };
             let result = result.clone();
@@ -36,7 +37,11 @@ pub fn verify_card(p: &VerifyProps) -> Html {
                     result.set(Some((hex, ms)));
                 }
             });
-            start.emit(JobRequest { request: Request::Hash { file: src.blob().clone().into() }, on_result });
+            let request = match &src {
+                FileSource::Blob(b) => Request::Hash { file: b.blob().clone().into(), url: None, len: 0 },
+                FileSource::Url(u) => Request::Hash { file: JsValue::UNDEFINED, url: Some(u.to_string()), len: size },
+            };
+            start.emit(JobRequest { request, on_result });
         })
     };
     let on_paste = {

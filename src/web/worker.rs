@@ -15,8 +15,9 @@ use super::hasher::{self, HashTee};
 use super::protocol::{from_js, to_js, Companion, Fault, OpenInput, Problem, Request, Response, Skip};
 use crate::error::SourceError;
 use crate::source::blob::{BlobChunks, BlobSource, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
-use crate::source::http::HttpSource;
+use crate::source::http::{FetchCount, HttpChunks, HttpSource};
 use crate::source::scan::{read_failed, scan_chunks, scan_strided};
+use std::rc::Rc;
 use crate::source::set::{read_set, SetInput, SetOptions};
 use crate::source::ByteSource;
 use crate::stats::Stats;
@@ -73,16 +74,18 @@ fn wasm_memory() -> u64 {
 }
 
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
-    let (file, entry, sha256, chunk, slices, strided) = match from_js::<Request>(data) {
-        Ok(Request::Scan { file, entry, sha256, chunk, slices, strided }) => (file, entry, sha256, chunk, slices, strided),
+    let (file, url, len, entry, sha256, chunk, slices, strided) = match from_js::<Request>(data) {
+        Ok(Request::Scan { file, url, len, entry, sha256, chunk, slices, strided }) => (file, url, len, entry, sha256, chunk, slices, strided),
         Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
-        Ok(Request::Hash { file }) => return hash(scope, file).await,
+        Ok(Request::Hash { file, url, len }) => return hash(scope, file, url, len).await,
         Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
     };
-    let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
-        return post(scope, &Response::Error(Problem::read_failed("the values worker got a request without a file")));
+    let count = Rc::new(FetchCount::default());
+    let target = match (url, file.dyn_into::<web_sys::Blob>()) {
+        (Some(url), _) => Target::Url(HttpSource::known(&url, len, count.clone())),
+        (None, Ok(blob)) => Target::Blob(blob, if slices { ReadMode::Slices } else { ReadMode::Auto }),
+        (None, Err(_)) => return post(scope, &Response::Error(Problem::read_failed("the values worker got a request without a file"))),
     };
-    let mode = if slices { ReadMode::Slices } else { ReadMode::Auto };
     let started = js_sys::Date::now();
     let mut last = f64::NEG_INFINITY;
     let progress = |done: u64, total: u64| {
@@ -95,24 +98,32 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     };
     let result = if let Some(view) = &strided {
         // a view: the bytes it spans in one read (bounded), gathered here, hashed here
-        let src = BlobSource::new(blob.clone());
-        scan_strided(&src, &entry, view, sha256, progress)
-            .await
-            .map(|(s, n)| (s, n, if sha256 { "values worker (a strided view, gathered)".to_string() } else { "off".to_string() }))
+        let hashing = |(s, n)| (s, n, if sha256 { "values worker (a strided view, gathered)".to_string() } else { "off".to_string() });
+        match &target {
+            Target::Blob(blob, _) => scan_strided(&BlobSource::new(blob.clone()), &entry, view, sha256, progress).await.map(hashing),
+            Target::Url(src) => scan_strided(src, &entry, view, sha256, progress).await.map(hashing),
+        }
     } else if sha256 {
         match HashTee::spawn().await {
-            Ok(tee) => scan(&blob, &entry, chunk, mode, tee, false, progress).await.map(|(s, n)| (s, n, "nested worker".to_string())),
-            Err(e) => scan(&blob, &entry, chunk, mode, NoTee, true, progress)
+            Ok(tee) => scan(&target, &entry, chunk, tee, false, progress).await.map(|(s, n)| (s, n, "nested worker".to_string())),
+            Err(e) => scan(&target, &entry, chunk, NoTee, true, progress)
                 .await
                 .map(|(s, n)| (s, n, format!("values worker (no nested worker: {e})"))),
         }
     } else {
-        scan(&blob, &entry, chunk, mode, NoTee, false, progress).await.map(|(s, n)| (s, n, "off".to_string()))
+        scan(&target, &entry, chunk, NoTee, false, progress).await.map(|(s, n)| (s, n, "off".to_string()))
     };
     match result {
         Ok((stats, bytes_read, hashing)) => post(
             scope,
-            &Response::Done { stats, bytes_read, ms: js_sys::Date::now() - started, wasm_memory: wasm_memory(), hashing },
+            &Response::Done {
+                stats,
+                bytes_read: if matches!(target, Target::Url(_)) { count.bytes.get() } else { bytes_read },
+                ms: js_sys::Date::now() - started,
+                wasm_memory: wasm_memory(),
+                hashing,
+                requests: count.requests.get(),
+            },
         ),
         Err(ScanError::Cancelled { .. }) => {}
         Err(e) => {
@@ -121,6 +132,12 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
             }
         }
     }
+}
+
+/// Where a scan reads: a local file, or a URL.
+enum Target {
+    Blob(web_sys::Blob, ReadMode),
+    Url(HttpSource),
 }
 
 /// What a tee adds to the stats once the scan is done (the hashing worker's digest).
@@ -142,34 +159,45 @@ impl Finish for HashTee {
     }
 }
 
-/// Plans the tensor's range, streams it through [`scan_chunks`] and returns the stats and
-/// the bytes read.
+/// Plans the tensor's range, streams it through [`scan_chunks`] (from the Blob, or with
+/// one range request) and returns the stats and the bytes read.
 async fn scan<T: Tee + Finish>(
-    blob: &web_sys::Blob,
+    target: &Target,
     entry: &TensorEntry,
     chunk: u64,
-    mode: ReadMode,
     tee: T,
     sha256_here: bool,
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<(Stats, u64), ScanError> {
-    let size = blob.size();
-    let file_len = if size.is_finite() && size >= 0.0 { (size as u64).min(MAX_SAFE_OFFSET) } else { 0 };
+    let file_len = match target {
+        Target::Blob(blob, _) => {
+            let size = blob.size();
+            if size.is_finite() && size >= 0.0 { (size as u64).min(MAX_SAFE_OFFSET) } else { 0 }
+        }
+        Target::Url(h) => h.len(),
+    };
     let (codec, range) = plan(entry, file_len)?;
     let read_failed = |e: String| read_failed(entry, range.start, e);
-    let mut chunks = BlobChunks::open(blob, range.start, range.len, chunk, mode, tee).map_err(|e| read_failed(e.to_string()))?;
-    let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
-    chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
+    let stats = match target {
+        Target::Blob(blob, mode) => {
+            let mut chunks = BlobChunks::open(blob, range.start, range.len, chunk, *mode, tee).map_err(|e| read_failed(e.to_string()))?;
+            let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
+            chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
+            stats
+        }
+        Target::Url(h) => {
+            let mut chunks = HttpChunks::open(h, range.start, range.len, chunk, tee).await.map_err(|e| read_failed(e.to_string()))?;
+            let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
+            chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
+            stats
+        }
+    };
     Ok((stats, range.len))
 }
 
 /// "Verify file": the SHA-256 of the whole Blob through the one hashing loop
 /// (`source::hash::hash_chunks`), over the same BYOB chunk stream as a tensor scan.
-async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue) {
-    let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
-        return post(scope, &Response::Error(Problem::read_failed("the worker got a hash request without a file")));
-    };
-    let len = BlobSource::new(blob.clone()).len();
+async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue, url: Option<String>, len: u64) {
     let started = js_sys::Date::now();
     let mut last = f64::NEG_INFINITY;
     let progress = |done: u64, total: u64| {
@@ -180,13 +208,26 @@ async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue) {
         }
         true
     };
-    let mut chunks = match BlobChunks::open(&blob, 0, len, 0, ReadMode::Auto, NoTee) {
-        Ok(c) => c,
-        Err(e) => return post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+    let result = if let Some(url) = url {
+        // The whole file with one range request, streamed (never held).
+        let src = HttpSource::known(&url, len, Rc::new(FetchCount::default()));
+        match HttpChunks::open(&src, 0, len, 0, NoTee).await {
+            Ok(mut chunks) => crate::source::hash::hash_chunks(&mut chunks, len, progress).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
+            return post(scope, &Response::Error(Problem::read_failed("the worker got a hash request without a file")));
+        };
+        let len = BlobSource::new(blob.clone()).len();
+        match BlobChunks::open(&blob, 0, len, 0, ReadMode::Auto, NoTee) {
+            Ok(mut chunks) => crate::source::hash::hash_chunks(&mut chunks, len, progress).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
     };
-    match crate::source::hash::hash_chunks(&mut chunks, len, progress).await {
+    match result {
         Ok(hex) => post(scope, &Response::Hashed { hex, bytes_read: len, ms: js_sys::Date::now() - started }),
-        Err(e) => post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+        Err(e) => post(scope, &Response::Error(Problem::read_failed(e))),
     }
 }
 
@@ -194,8 +235,6 @@ async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue) {
 enum Input {
     Blob(BlobSource),
     Http(HttpSource),
-    /// A URL that could not be opened (the reason becomes the file's finding).
-    Failed(u64),
 }
 
 impl ByteSource for Input {
@@ -203,7 +242,6 @@ impl ByteSource for Input {
         match self {
             Input::Blob(b) => b.len(),
             Input::Http(h) => h.len(),
-            Input::Failed(len) => *len,
         }
     }
 
@@ -211,14 +249,14 @@ impl ByteSource for Input {
         match self {
             Input::Blob(b) => b.read_at(start, len).await,
             Input::Http(h) => h.read_at(start, len).await,
-            Input::Failed(_) => Err(SourceError::new("the URL could not be opened")),
         }
     }
 }
 
 /// Runs one open job: each input in turn through [`read_set`] (announced first, so that
 /// the page's watchdog knows which file a stuck or panicking parse was on), each
-/// inspection posted as it is done, then what the job read.
+/// inspection posted as it is done, then what the job read. A URL says what it cost
+/// (requests, bytes, time); one that cannot be opened is [`Response::Unreadable`].
 async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classify_by_content: bool) {
     let mut companions = Vec::new();
     let mut skipped = Vec::new();
@@ -230,23 +268,39 @@ async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classi
             Some(Fault::Hang) => hang(),
             None => {}
         }
+        let started = js_sys::Date::now();
+        let count = Rc::new(FetchCount::default());
+        let fetched = |count: &FetchCount| Response::Fetched { index, requests: count.requests.get(), bytes: count.bytes.get(), ms: js_sys::Date::now() - started };
         let src = match (&input.url, input.file.dyn_into::<web_sys::Blob>()) {
-            (Some(url), _) => match HttpSource::open(url).await {
+            (Some(url), _) => match HttpSource::open(url, count.clone()).await {
                 Ok(h) => Input::Http(h),
                 Err(e) => {
-                    post(scope, &Response::Error(Problem::read_failed(format!("{}: {e}", input.name))));
-                    Input::Failed(0)
+                    post(scope, &fetched(&count));
+                    post(scope, &Response::Unreadable { index, message: e.to_string() });
+                    continue;
                 }
             },
             (None, Ok(blob)) => Input::Blob(BlobSource::new(blob)),
-            (None, Err(_)) => Input::Failed(0),
+            (None, Err(_)) => {
+                post(scope, &Response::Unreadable { index, message: "the page handed over neither a file nor a URL".into() });
+                continue;
+            }
         };
+        let is_url = matches!(src, Input::Http(_));
         let one = [SetInput { name: input.name, src, explain: input.explain }];
-        let set = read_set(&one, SetOptions { classify_by_content }, |_, inspection| match inspection.to_bytes() {
-            Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
-            Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
+        let set = read_set(&one, SetOptions { classify_by_content }, |_, inspection| {
+            if is_url {
+                post(scope, &fetched(&count));
+            }
+            match inspection.to_bytes() {
+                Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
+                Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
+            }
         })
         .await;
+        if is_url {
+            post(scope, &fetched(&count));
+        }
         companions.extend(set.companions.into_iter().map(|(name, bytes)| Companion { name, bytes }));
         skipped.extend(set.skipped.into_iter().map(|s| Skip { name: s.name, len: s.len, reason: s.reason }));
         bytes_read = bytes_read.saturating_add(set.bytes_read);

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { before, after } from 'node:test';
+import { before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = path.join(ROOT, 'dist');
@@ -23,8 +24,10 @@ const TYPES = {
   '.svg': 'image/svg+xml',
 };
 
-/** Serves `dir` on 127.0.0.1 at a random port. `log` collects every request path. */
-export async function serve(dir = DIST, { check = 'index.html' } = {}) {
+/** Serves `dir` on 127.0.0.1 at a random port. `log` collects every request path.
+ * `prefix` serves it under a sub-path (`/tensorpeek/`), answering unknown paths with its
+ * 404.html as GitHub Pages does; `rewrite(relPath, text)` may change an HTML file. */
+export async function serve(dir = DIST, { check = 'index.html', prefix = '/', rewrite = null } = {}) {
   if (!fs.existsSync(path.join(dir, check))) {
     throw new Error(`${dir}/index.html is missing: run \`trunk build --release --offline\` first`);
   }
@@ -33,11 +36,26 @@ export async function serve(dir = DIST, { check = 'index.html' } = {}) {
     log.push(req.url);
     const url = new URL(req.url, 'http://x');
     let rel = decodeURIComponent(url.pathname);
+    if (!rel.startsWith(prefix)) rel = '/\0';
+    rel = '/' + rel.slice(prefix.length);
     if (rel.endsWith('/')) rel += 'index.html';
     const file = path.join(dir, path.normalize(rel));
     if (!file.startsWith(dir) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      const notFound = path.join(dir, '404.html');
+      if (prefix !== '/' && fs.existsSync(notFound)) {
+        let body = fs.readFileSync(notFound, 'utf8');
+        if (rewrite) body = rewrite('/404.html', body);
+        res.writeHead(404, { 'content-type': TYPES['.html'], 'cache-control': 'no-store' });
+        res.end(body);
+        return;
+      }
       res.writeHead(404);
       res.end('not found');
+      return;
+    }
+    if (rewrite && file.endsWith('.html')) {
+      res.writeHead(200, { 'content-type': TYPES['.html'], 'cache-control': 'no-store' });
+      res.end(rewrite(rel, fs.readFileSync(file, 'utf8')));
       return;
     }
     res.writeHead(200, {
@@ -48,7 +66,7 @@ export async function serve(dir = DIST, { check = 'index.html' } = {}) {
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/`, log, close: () => new Promise((ok) => server.close(ok)) };
+  return { url: `http://127.0.0.1:${port}${prefix}`, origin: `http://127.0.0.1:${port}`, log, close: () => new Promise((ok) => server.close(ok)) };
 }
 
 export const CHROMIUM_ARGS = [
@@ -68,6 +86,11 @@ export function launch() {
 // read the files) are counted too: `openPage` serves their loader with WORKER_COUNTING in
 // front, and their reads arrive here as ['worker:' + kind, bytes].
 export const COUNT_READS = () => {
+  // Every Content-Security-Policy violation is said on the console (collected by the
+  // harness; any one fails the test).
+  document.addEventListener('securitypolicyviolation', (e) => {
+    console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} in ${e.documentURI}`);
+  });
   window.__reads = [];
   const note = (kind, blob) => window.__reads.push([kind, blob.size]);
   new BroadcastChannel('tensorpeek-test-reads').onmessage = (e) => window.__reads.push(e.data);
@@ -109,26 +132,39 @@ export async function bytesRead(page, { pageOnly = false } = {}) {
   return page.evaluate((pageOnly) => (pageOnly ? window.__pageBytesRead() : window.__bytesRead()), pageOnly);
 }
 
-/** A page on the served app with read counting, network and error logs. */
-export async function openPage(browser, url, options = {}) {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
-  await context.route('**/tensorpeek-worker_loader.js', async (route) => {
-    try {
-      const r = await route.fetch();
-      await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
-    } catch {
-      // The page closed while its spare worker (web/pool.rs) was loading.
-    }
-  });
+/** CSP violations seen by any page of the running test (checked after each test). */
+export const cspViolations = [];
+
+/** A page on the served app with read counting, network and error logs. Service workers
+ * are blocked unless `options.serviceWorkers` is 'allow' (the offline test): the app's
+ * worker loader must be fetched through Playwright's route to be counted. */
+export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, ...options } = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, serviceWorkers: 'block', ...options });
+  // Routing turns on Playwright's request interception for the whole context, under which
+  // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
+  // contacted): tests of files opened by URL pass `countWorkerReads: false`.
+  if (countWorkerReads) {
+    await context.route('**/tensorpeek-worker_loader.js', async (route) => {
+      try {
+        const r = await route.fetch();
+        await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
+      } catch {
+        // The page closed while its spare worker (web/pool.rs) was loading.
+      }
+    });
+  }
   const page = await context.newPage();
   await page.addInitScript(COUNT_READS);
   const requests = [];
   const errors = [];
   page.on('request', (r) => requests.push(r.url()));
   page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+    if (/CSP violation|Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
   await page.goto(url);
-  await page.waitForSelector('[data-testid=file-input]', { state: 'attached' });
+  if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
   return { context, page, requests, errors };
 }
 
@@ -168,6 +204,12 @@ export function useBrowser() {
   after(async () => {
     await env.browser?.close();
     await env.server?.close();
+  });
+  // No test may log a Content-Security-Policy violation (in the page, a frame or a worker
+  // console).
+  afterEach(() => {
+    const seen = cspViolations.splice(0);
+    assert.deepEqual(seen, [], 'Content-Security-Policy violations');
   });
   return env;
 }

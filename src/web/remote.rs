@@ -1,0 +1,299 @@
+//! Files given by URL, and the page's address.
+//!
+//! - [`Address`]: what the page was opened with — `?url=` (repeated), `?hf=ORG/REPO[@REV]`
+//!   with `&hub=BASE`, `?embed=1`, and the deep link in the fragment
+//!   (`#file=…&tab=…&tensor=…&filter=…`, see [`Link`]).
+//! - [`resolve`]: what was given (URLs, a Hub repository) → the files to open: a
+//!   `*.safetensors.index.json` brings its shards and the `config.json` beside it; a Hub
+//!   repository is listed through the model-info API and its checkpoint (or its GGUF
+//!   models, to choose from) opened by URL. Only what was given, and the files it names,
+//!   is ever fetched. The index and config are read here (they are small JSON, read whole)
+//!   and handed to the open job as companions; the model files are read header-only by
+//!   the parse worker.
+
+use super::hooks::{OpenRequest, RemoteFile};
+use super::state::HubChoices;
+use crate::model::files::MAX_COMPANION_BYTES;
+use crate::source::http::{get_small, FetchCount, HttpSource};
+use crate::source::remote::{
+    display_name, file_name_of, index_shards, is_http_url, is_index_url, parse_listing, plan_repo, sibling_url, HubRepo, RepoPlan, DEFAULT_HUB,
+    MAX_LISTING_BYTES,
+};
+use crate::source::ByteSource;
+use std::rc::Rc;
+
+/// The state a link keeps in the fragment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Link {
+    /// URLs to open (each file's own, or the index it came with).
+    pub files: Vec<String>,
+    /// The tab shown: a file's name, or `model` for the merged Model tab.
+    pub tab: Option<String>,
+    /// The selected tensor's name.
+    pub tensor: Option<String>,
+    /// The tensor table's name filter.
+    pub filter: Option<String>,
+}
+
+impl Link {
+    /// Reads `file=…&tab=…&tensor=…&filter=…` (form-encoded, as [`Link::fragment`] writes).
+    pub fn parse(fragment: &str) -> Link {
+        let text = fragment.strip_prefix('#').unwrap_or(fragment);
+        let Ok(params) = web_sys::UrlSearchParams::new_with_str(text) else {
+            return Link::default();
+        };
+        let one = |k: &str| params.get(k).filter(|v| !v.is_empty());
+        let files = params.get_all("file").iter().filter_map(|v| v.as_string()).filter(|u| is_http_url(u)).collect();
+        Link { files, tab: one("tab"), tensor: one("tensor"), filter: one("filter") }
+    }
+
+    /// The fragment (without `#`); empty when there is nothing to link.
+    pub fn fragment(&self) -> String {
+        let Ok(params) = web_sys::UrlSearchParams::new() else {
+            return String::new();
+        };
+        if self.files.is_empty() {
+            return String::new();
+        }
+        for f in &self.files {
+            params.append("file", f);
+        }
+        for (k, v) in [("tab", &self.tab), ("tensor", &self.tensor), ("filter", &self.filter)] {
+            if let Some(v) = v {
+                params.append(k, v);
+            }
+        }
+        params.to_string().into()
+    }
+}
+
+/// What the page's address asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Address {
+    /// `?url=` values and the link's `file=` values, each once, in order.
+    pub urls: Vec<String>,
+    /// `?hf=ORG/REPO[@REV]`.
+    pub hf: Option<String>,
+    /// `&hub=BASE` (default: the public Hub).
+    pub hub: String,
+    /// `?embed=1`: the compact layout for an `<iframe>`.
+    pub embed: bool,
+    pub link: Link,
+}
+
+impl Address {
+    /// Reads the page's own address.
+    pub fn current() -> Address {
+        let loc = web_sys::window().map(|w| w.location());
+        let search = loc.as_ref().and_then(|l| l.search().ok()).unwrap_or_default();
+        let hash = loc.as_ref().and_then(|l| l.hash().ok()).unwrap_or_default();
+        let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
+        let get = |k: &str| params.as_ref().and_then(|p| p.get(k)).filter(|v| !v.is_empty());
+        let link = Link::parse(&hash);
+        let mut urls: Vec<String> = Vec::new();
+        let given = params.as_ref().map(|p| p.get_all("url").iter().filter_map(|v| v.as_string()).collect::<Vec<_>>()).unwrap_or_default();
+        for u in given.into_iter().chain(link.files.iter().cloned()) {
+            let u = u.trim().to_string();
+            if !u.is_empty() && !urls.contains(&u) {
+                urls.push(u);
+            }
+        }
+        Address {
+            urls,
+            hf: get("hf"),
+            hub: get("hub").unwrap_or_else(|| DEFAULT_HUB.to_string()),
+            embed: get("embed").as_deref() == Some("1"),
+            link,
+        }
+    }
+}
+
+/// This page's address with `fragment` (and `?embed=1` when `embed`), for a link.
+pub fn page_url(fragment: &str, embed: bool) -> String {
+    let loc = web_sys::window().map(|w| w.location());
+    let origin = loc.as_ref().and_then(|l| l.origin().ok()).unwrap_or_default();
+    let path = loc.as_ref().and_then(|l| l.pathname().ok()).unwrap_or_default();
+    let query = if embed { "?embed=1" } else { "" };
+    if fragment.is_empty() {
+        format!("{origin}{path}{query}")
+    } else {
+        format!("{origin}{path}{query}#{fragment}")
+    }
+}
+
+/// Writes the fragment into the address bar without a new history entry (and without
+/// scrolling). Nothing happens when it is already there.
+pub fn set_fragment(fragment: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let now = w.location().hash().unwrap_or_default();
+    let now = now.strip_prefix('#').unwrap_or(&now);
+    if now == fragment {
+        return;
+    }
+    let search = w.location().search().unwrap_or_default();
+    let path = w.location().pathname().unwrap_or_default();
+    let url = if fragment.is_empty() { format!("{path}{search}") } else { format!("{path}{search}#{fragment}") };
+    if let Ok(h) = w.history() {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// Something given to open.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Given {
+    Url(String),
+    Hub(HubRepo),
+}
+
+/// Reads the URL field: URLs and Hub ids separated by white space.
+pub fn parse_field(text: &str) -> Result<Vec<Given>, String> {
+    let mut out = Vec::new();
+    for token in text.split_whitespace() {
+        if is_http_url(token) {
+            out.push(Given::Url(token.to_string()));
+        } else if token.contains("://") {
+            return Err(format!("{token} is not an http: or https: URL"));
+        } else {
+            out.push(Given::Hub(HubRepo::parse(token)?));
+        }
+    }
+    if out.is_empty() {
+        return Err("type a URL (https://…/model.safetensors, a .gguf, a model.safetensors.index.json) or a Hub repository (ORG/REPO)".into());
+    }
+    Ok(out)
+}
+
+/// What [`resolve`] found.
+#[derive(Default)]
+pub struct Resolved {
+    pub request: OpenRequest,
+    /// Files that could not be read: (name, why).
+    pub failed: Vec<(String, String)>,
+    pub notes: Vec<String>,
+    /// A Hub repository's GGUF models, when there are several to choose from.
+    pub choices: Option<HubChoices>,
+}
+
+/// Turns what was given into the files to open (see the module's note). `hub` is the
+/// Hub's base URL.
+pub async fn resolve(given: Vec<Given>, hub: &str) -> Resolved {
+    let mut out = Resolved::default();
+    for g in given {
+        match g {
+            Given::Url(url) if is_index_url(&url) => {
+                let config = sibling_url(&url, "config.json");
+                expand_index(&url, config.as_deref(), &mut out).await;
+                if out.request.title.is_none() {
+                    out.request.title = Some(file_name_of(&url));
+                }
+            }
+            Given::Url(url) => {
+                let name = display_name(&url, None);
+                out.request.urls.push(RemoteFile { name, url: url.clone(), link: url });
+            }
+            Given::Hub(repo) => hub_repo(&repo, hub, &mut out).await,
+        }
+    }
+    out
+}
+
+/// A JSON companion behind a URL, read whole (≤ [`MAX_COMPANION_BYTES`]).
+async fn read_json(url: &str) -> Result<Vec<u8>, String> {
+    let src = HttpSource::open(url, Rc::new(FetchCount::default())).await.map_err(|e| e.to_string())?;
+    if src.len() > MAX_COMPANION_BYTES {
+        return Err(format!("it is larger than the {MAX_COMPANION_BYTES} bytes read for a JSON file"));
+    }
+    src.read_at(0, src.len()).await.map_err(|e| e.to_string())
+}
+
+/// An index: read it, open the shards it names (beside it) and read `config` (when given).
+async fn expand_index(url: &str, config: Option<&str>, out: &mut Resolved) {
+    let name = file_name_of(url);
+    let bytes = match read_json(url).await {
+        Ok(b) => b,
+        Err(e) => return out.failed.push((name, e)),
+    };
+    match index_shards(&name, &bytes) {
+        Ok(shards) => {
+            for shard in shards {
+                match sibling_url(url, &shard) {
+                    Some(u) => out.request.urls.push(RemoteFile { name: shard, url: u, link: url.to_string() }),
+                    None => out.failed.push((shard, format!("{name} names this shard outside its own folder; it is not fetched"))),
+                }
+            }
+        }
+        Err(e) => out.failed.push((name.clone(), e)),
+    }
+    out.request.companions.push((name.clone(), bytes));
+    if let Some(c) = config {
+        match read_json(c).await {
+            Ok(b) => out.request.companions.push(("config.json".to_string(), b)),
+            Err(e) => out.notes.push(format!("config.json beside {name} was not read, so the architecture is not checked: {e}")),
+        }
+    }
+}
+
+/// A Hub repository: list it, then open its checkpoint (or its only GGUF model, or offer
+/// its GGUF models to choose from).
+async fn hub_repo(repo: &HubRepo, hub: &str, out: &mut Resolved) {
+    let label = match &repo.revision {
+        Some(r) => format!("{}@{r}", repo.repo),
+        None => repo.repo.clone(),
+    };
+    let listing = match get_small(&repo.api_url(hub), MAX_LISTING_BYTES, &FetchCount::default()).await {
+        Ok(b) => b,
+        Err(e) => return out.failed.push((label, format!("listing the repository failed: {e}"))),
+    };
+    let files = match parse_listing(&listing) {
+        Ok(f) => f,
+        Err(e) => return out.failed.push((label, e)),
+    };
+    let url = |f: &str| repo.resolve_url(hub, f);
+    match plan_repo(&files) {
+        RepoPlan::Safetensors { index: Some(index), config, .. } => {
+            let config = config.map(|c| url(&c));
+            expand_index(&url(&index), config.as_deref(), out).await;
+            out.request.title = Some(label);
+        }
+        RepoPlan::Safetensors { index: None, shards, config } => {
+            for s in shards {
+                let u = url(&s);
+                out.request.urls.push(RemoteFile { name: display_name(&u, Some(&s)), url: u.clone(), link: u });
+            }
+            if let Some(c) = config {
+                match read_json(&url(&c)).await {
+                    Ok(b) => out.request.companions.push(("config.json".to_string(), b)),
+                    Err(e) => out.notes.push(format!("config.json of {label} was not read: {e}")),
+                }
+            }
+            out.request.title = Some(label);
+        }
+        RepoPlan::Gguf(choices) if choices.len() == 1 => {
+            for f in choices.into_iter().flat_map(|c| c.files) {
+                let u = url(&f);
+                out.request.urls.push(RemoteFile { name: display_name(&u, Some(&f)), url: u.clone(), link: u });
+            }
+        }
+        RepoPlan::Gguf(choices) => {
+            let choices = choices
+                .into_iter()
+                .map(|c| {
+                    let urls = c.files.iter().map(|f| url(f)).collect();
+                    (c, urls)
+                })
+                .collect();
+            out.choices = Some(HubChoices { repo: label, choices });
+        }
+        RepoPlan::Nothing => out.failed.push((label, "the repository has no .safetensors or .gguf files to read".to_string())),
+    }
+}
+
+/// The files of a chosen GGUF model, as an open request.
+pub fn chosen(urls: &[String], files: &[String]) -> OpenRequest {
+    let urls = urls
+        .iter()
+        .zip(files)
+        .map(|(u, f)| RemoteFile { name: display_name(u, Some(f)), url: u.clone(), link: u.clone() })
+        .collect();
+    OpenRequest { urls, ..OpenRequest::default() }
+}
