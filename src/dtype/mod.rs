@@ -1,10 +1,13 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
-//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types.
+//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types;
+//! `quantize` goes the other way for the types a converter writes deterministically.
 
 pub mod decode;
 pub mod quant;
 
 pub mod ggml;
+
+pub mod quantize;
 
 use ggml::GgmlType;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
