@@ -9,6 +9,7 @@
 use crate::error::Finding;
 use crate::formats::gguf::{GgufFile, Value};
 use crate::formats::{Inspection, Parsed};
+use crate::model::audit::Audit;
 use crate::model::checkpoint::CheckpointModel;
 use crate::model::gguf_split::SplitModel;
 use crate::stats::Stats;
@@ -27,6 +28,9 @@ pub struct Report {
     pub version: &'static str,
     pub files: Vec<FileReport>,
     pub model: Option<ModelSection>,
+    /// A conversion audit (`tensorpeek audit`, the page's Audit tab), when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Box<Audit>>,
 }
 
 /// The merged view when several files form one model.
@@ -53,6 +57,7 @@ impl Report {
             version: VERSION,
             files,
             model: None,
+            audit: None,
         }
     }
 
@@ -61,9 +66,11 @@ impl Report {
         Report::new(inspections.iter().map(|i| FileReport::of(i, &BTreeMap::new())).collect())
     }
 
-    /// True when no file (and no merged model) has an error.
+    /// True when no file (and no merged model) has an error, and an audit that ran passed.
     pub fn ok(&self) -> bool {
-        self.files.iter().all(|f| f.ok) && self.model.as_ref().is_none_or(ModelSection::ok)
+        self.files.iter().all(|f| f.ok)
+            && self.model.as_ref().is_none_or(ModelSection::ok)
+            && self.audit.as_ref().is_none_or(|a| a.ok)
     }
 
     pub fn to_json_pretty(&self) -> String {

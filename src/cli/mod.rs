@@ -1,8 +1,10 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
-//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]) and the hidden
-//! `bench-values` ([`bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
+//! `tensorpeek audit SRC… --against DST… [--json] [--first-mismatch]` ([`audit`]) and the
+//! hidden `bench-values` ([`bench`]) and `bench-audit` ([`bench_audit`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
+mod audit;
 mod bench;
 pub mod exit;
 mod inspect;
@@ -44,6 +46,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Audit a conversion: pair every source tensor with its target (by role for
+    /// safetensors → GGUF, by name for two files of one format), undo the converter's
+    /// transformations and compare the values, tensor by tensor.
+    Audit {
+        /// The source: a checkpoint folder, its shards (+ config.json), or one file.
+        #[arg(required = true)]
+        source: Vec<PathBuf>,
+        /// The target: a GGUF, all parts of a split GGUF, or safetensors / GGUF of the
+        /// source's format (pairing by name).
+        #[arg(long, required = true, num_args = 1..)]
+        against: Vec<PathBuf>,
+        /// Print the JSON report with its `audit` object (docs/report.md).
+        #[arg(long)]
+        json: bool,
+        /// Stop at the first mismatching or missing tensor (the audit is then incomplete).
+        #[arg(long)]
+        first_mismatch: bool,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -73,6 +93,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

@@ -5,8 +5,10 @@
 //! native file (`file`, native only) and memory. The read loops, each written once and
 //! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
 //! asks for; [`inspect`] reads one file's header; [`set`] opens a set of files (a
-//! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder.
+//! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder;
+//! [`audit`] reads two models' tensors side by side for the conversion audit.
 
+pub mod audit;
 #[cfg(target_arch = "wasm32")]
 pub mod blob;
 #[cfg(not(target_arch = "wasm32"))]
@@ -41,6 +43,17 @@ pub trait ByteSource {
 
 /// A shared source is a source (the page keeps its files behind `Rc`s).
 impl<T: ByteSource + ?Sized> ByteSource for std::rc::Rc<T> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        (**self).read_at(start, len).await
+    }
+}
+
+/// A borrowed source is a source (the audit reads the files a set driver opened).
+impl<T: ByteSource + ?Sized> ByteSource for &T {
     fn len(&self) -> u64 {
         (**self).len()
     }
