@@ -105,9 +105,9 @@ fn opt_num(v: Option<f64>) -> String {
 fn detail(p: &PairReport) -> String {
     let mut parts = Vec::new();
     match p.verdict {
-        Verdict::Exact => parts.push(format!("{} values", thousands(p.count))),
+        Verdict::Exact => parts.push(format!("{} values", thousands(p.count.unwrap_or(0)))),
         Verdict::Close | Verdict::Mismatch | Verdict::GeneratedOk | Verdict::GeneratedMismatch => {
-            if p.count > 0 {
+            if p.count.is_some_and(|c| c > 0) {
                 parts.push(format!("max_abs {} rmse {} max_rel {}", opt_num(p.max_abs), opt_num(p.rmse), opt_num(p.max_rel)));
             }
             if let Some(r) = p.requant_exact {
@@ -121,6 +121,12 @@ fn detail(p: &PairReport) -> String {
     }
     if let Some(r) = &p.reason {
         parts.push(r.clone());
+    }
+    if let Some(h) = &p.hint {
+        parts.push(format!("hint: {h}"));
+    }
+    if let Some(g) = &p.generated {
+        parts.push(format!("checked against {}{}", g.from, if g.parameters.is_empty() { String::new() } else { format!(": {}", g.parameters) }));
     }
     parts.join("; ")
 }

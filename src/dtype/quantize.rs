@@ -92,27 +92,17 @@ impl Requant {
         }
     }
 
-    /// The grid step of one stored block: the distance between two neighbouring values it
-    /// can represent (`|d|` of a quant block; one unit in the last place of a BF16/F16
-    /// value near `value`). `None` when `block` is shorter than a block.
-    pub fn step(self, block: &[u8], value: f32) -> Option<f32> {
+    /// The grid step of one stored block: `|d|`, the distance between two neighbouring
+    /// values it can represent (`None` for the float types, or a block too short).
+    pub fn step(self, block: &[u8]) -> Option<f32> {
         match self {
-            Requant::Bf16 => Some(ulp(value, 7, -126)),
-            Requant::F16 => Some(ulp(value, 10, -14)),
+            Requant::Bf16 | Requant::F16 => None,
             _ => {
                 let d = block.get(..2)?;
                 Some(half::f16::from_le_bytes([*d.first()?, *d.get(1)?]).to_f32().abs())
             }
         }
     }
-}
-
-/// One unit in the last place at `v` of a binary float with `mbits` mantissa bits and
-/// smallest normal exponent `emin` (subnormals share the smallest normal's spacing).
-fn ulp(v: f32, mbits: i32, emin: i32) -> f32 {
-    let a = v.abs();
-    let e = if a.is_finite() && a > 0.0 { (a.log2().floor() as i32).max(emin) } else { emin };
-    2f32.powi(e - mbits)
 }
 
 fn each_block<const B: usize>(values: &[f32], out: &mut Vec<u8>, f: fn(&[f32; QK_LEGACY]) -> [u8; B]) {

@@ -38,6 +38,10 @@ pub const MAX_DECODED_VALUES: u64 = 1 << 20;
 /// 8 bytes, the largest generated tensor [`crate::model::audit::generated`] believes.
 pub const MAX_GENERATED_BYTES: u64 = 8 << 16;
 
+/// The hint on a Q/K pair that equals its source without the permutation (the
+/// converter's permutation was not applied).
+pub const UNPERMUTED_HINT: &str = "target equals the source without the Q/K row permutation";
+
 /// How the audit runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditOptions {
@@ -133,9 +137,7 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         }
         let mut out = cmp.finish();
         if out.verdict == Verdict::Mismatch && unpermuted_equal == Some(true) {
-            out.reason = Some(
-                "the target equals the source without the Q/K permutation: the converter's permutation was not applied to this tensor".into(),
-            );
+            out.hint = Some(UNPERMUTED_HINT.into());
         }
         Ok(out)
     }
@@ -227,9 +229,8 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             return Ok(Outcome::decided(Verdict::NotCompared, format!("{} bytes is more than the {MAX_GENERATED_BYTES} read for a generated tensor", target.len)));
         }
         let bytes = read(t, target.start, target.len, "target").await?;
-        let mut wide = Vec::new();
-        codec.decode(&bytes, &mut wide);
-        let actual: Vec<f32> = wide.iter().map(|&v| v as f32).collect();
+        let mut actual = Vec::new();
+        codec.decode(&bytes, &mut actual);
         self.tick(0, target.len)?;
         Ok(compare_generated(&expected.values, &actual, expected.rel_tol))
     }
@@ -249,6 +250,13 @@ pub fn side_of(set: &OpenedSet) -> (Side<'_>, Vec<usize>) {
         }
     }
     let config = set.checkpoint.as_ref().and_then(|c| c.architecture.as_ref());
+    // A split GGUF's parts that were not given (the audit's reasons name them).
+    let split_missing = set.splits.first().and_then(|m| {
+        let count = m.split_count?;
+        let given: Vec<u64> = m.parts.iter().filter_map(|p| p.split_no).collect();
+        let missing = (0..count.min(MAX_PARTS_NAMED)).filter(|n| !given.contains(n)).map(|n| n + 1).collect();
+        Some((missing, count))
+    });
     let mut notes: Vec<String> = Vec::new();
     if let Some(c) = &set.checkpoint {
         notes.extend(c.errors.iter().filter(|f| f.code == Code::MissingShard).map(|f| f.message.clone()));
@@ -256,8 +264,12 @@ pub fn side_of(set: &OpenedSet) -> (Side<'_>, Vec<usize>) {
     for s in &set.splits {
         notes.extend(s.errors.iter().filter(|f| matches!(f.code, Code::SplitMissing | Code::SplitMismatch)).map(|f| f.message.clone()));
     }
-    (Side { files, config, notes }, inputs)
+    (Side { files, config, notes, split_missing }, inputs)
 }
+
+/// Most missing split parts named in the reasons (a lying `split.count` cannot make a
+/// long list).
+pub const MAX_PARTS_NAMED: u64 = 1000;
 
 /// Whether a verdict stops a `first_mismatch` audit.
 fn fails(v: Verdict) -> bool {

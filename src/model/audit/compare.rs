@@ -15,19 +15,15 @@ use crate::dtype::decode::Codec;
 use crate::dtype::quantize::Requant;
 use serde::Serialize;
 
-/// Relative slack on top of one grid step when a re-quantized value is judged: the
-/// binary16 rounding of a block's scale (and min) moves every value of the block by up to
-/// 2^-11 of its magnitude; 2^-10 covers that with room.
-pub const REQUANT_SLACK: f32 = 1.0 / 1024.0;
-
 /// What the target's type does to the source's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Class {
     /// The target type holds every source value (the same type, or a widening such as
     /// BF16 → F32): every element must be bit-for-bit equal.
     Lossless,
-    /// The target rounds with a deterministic writer: the source is re-quantized and the
-    /// bytes compared (`requant_exact`); values within one grid step are `close`.
+    /// The target rounds with a deterministic writer: the source is re-encoded and the bytes
+    /// compared (`requant_exact`). A narrowing float (BF16, F16) must equal the re-encoded
+    /// source; a block type's values must lie within one step `|d|` of their block's grid.
     Requant(Requant),
     /// A quantized target with no deterministic writer (k-quants, MXFP4): `close` when the
     /// rms error relative to the source's rms is at most this.
@@ -111,13 +107,16 @@ impl Verdict {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub verdict: Verdict,
-    pub count: u64,
+    /// Elements compared (`None`: nothing was compared).
+    pub count: Option<u64>,
     pub max_abs: Option<f64>,
     pub rmse: Option<f64>,
     pub max_rel: Option<f64>,
     pub requant_exact: Option<bool>,
     pub first_mismatch: Option<Mismatch>,
     pub reason: Option<String>,
+    /// A diagnosis of a mismatch (the Q/K permutation left out).
+    pub hint: Option<String>,
 }
 
 impl Outcome {
@@ -125,13 +124,14 @@ impl Outcome {
     pub fn decided(verdict: Verdict, reason: impl Into<String>) -> Outcome {
         Outcome {
             verdict,
-            count: 0,
+            count: None,
             max_abs: None,
             rmse: None,
             max_rel: None,
             requant_exact: None,
             first_mismatch: None,
             reason: Some(reason.into()),
+            hint: None,
         }
     }
 }
@@ -140,7 +140,7 @@ impl Outcome {
 #[derive(Clone, Debug, Default)]
 struct Diffs {
     count: u64,
-    /// Elements whose bits differ.
+    /// Elements whose values differ (NaN equals NaN).
     differing: u64,
     max_abs: f64,
     sum_sq: f64,
@@ -161,12 +161,12 @@ fn keep_first(slot: &mut Option<Mismatch>, m: Mismatch) {
 }
 
 impl Diffs {
-    /// Records one element pair (`same`: their stored bits are equal).
-    fn element(&mut self, index: u64, s: f64, t: f64, same: bool) {
+    /// Records one element pair; true when the values differ.
+    fn element(&mut self, index: u64, s: f64, t: f64) -> bool {
         self.count += 1;
         self.sum_sq_source += s * s;
-        if same {
-            return;
+        if s == t || (s.is_nan() && t.is_nan()) {
+            return false;
         }
         self.differing += 1;
         let m = Mismatch { index, source: s, target: t };
@@ -181,6 +181,7 @@ impl Diffs {
         if s != 0.0 && s.is_finite() {
             self.max_rel = self.max_rel.max(d / s.abs());
         }
+        true
     }
 }
 
@@ -245,7 +246,7 @@ impl Comparator {
                 codec.decode(source, &mut self.wide_s);
                 codec.decode(target, &mut self.wide_t);
                 for (k, (&s, &t)) in self.wide_s.iter().zip(&self.wide_t).enumerate() {
-                    self.diffs.element(index + k as u64, s, t, s.to_bits() == t.to_bits());
+                    self.diffs.element(index + k as u64, s, t);
                 }
             }
             Method::Values { source: sc, target: tc, shift, class } => {
@@ -264,25 +265,23 @@ impl Comparator {
                         self.diffs.requant_equal = Some(false);
                     }
                 }
-                let block_values = match class {
-                    Class::Requant(r) => r.block_values(),
-                    _ => 1,
-                };
                 for (k, (&s, &t)) in self.sv.iter().zip(&self.tv).enumerate() {
                     let i = index + k as u64;
-                    let same = s.to_bits() == t.to_bits();
-                    self.diffs.element(i, f64::from(s), f64::from(t), same);
-                    if let (Class::Requant(r), false) = (class, same) {
-                        let b = k / block_values.max(1) * r.block_bytes();
-                        let step = target.get(b..).and_then(|blk| r.step(blk, s)).unwrap_or(0.0);
-                        let both_nan = s.is_nan() && t.is_nan();
-                        let tol = step + (s.abs() + t.abs()) * REQUANT_SLACK;
-                        if !both_nan && !((t - s).abs() <= tol) {
-                            keep_first(
-                                &mut self.diffs.first_out_of_tolerance,
-                                Mismatch { index: i, source: f64::from(s), target: f64::from(t) },
-                            );
-                        }
+                    let (sw, tw) = (f64::from(s), f64::from(t));
+                    let differs = self.diffs.element(i, sw, tw);
+                    let Class::Requant(r) = class else { continue };
+                    let (bv, bb) = (r.block_values().max(1), r.block_bytes());
+                    let out = if bv == 1 {
+                        // A narrowing float: the target must be the re-encoded source.
+                        let at = k * bb;
+                        self.requant.get(at..at + bb) != target.get(at..at + bb)
+                    } else {
+                        // A block type: within one step |d| of the block's grid.
+                        let step = target.get(k / bv * bb..).and_then(|blk| r.step(blk)).map_or(0.0, f64::from);
+                        differs && !((tw - sw).abs() <= step)
+                    };
+                    if out {
+                        keep_first(&mut self.diffs.first_out_of_tolerance, Mismatch { index: i, source: sw, target: tw });
                     }
                 }
             }
@@ -307,13 +306,14 @@ impl Comparator {
         let known = |v: f64| d.values_known.then_some(v);
         let mut out = Outcome {
             verdict: Verdict::Exact,
-            count: d.count,
+            count: Some(d.count),
             max_abs: known(d.max_abs),
             rmse: known(rmse),
             max_rel: known(d.max_rel),
             requant_exact: d.requant_equal,
             first_mismatch: None,
             reason: None,
+            hint: None,
         };
         if d.differing == 0 {
             return out;
@@ -327,20 +327,11 @@ impl Comparator {
                 out.verdict = Verdict::Mismatch;
                 out.first_mismatch = d.first_diff;
             }
-            Class::Requant(r) => match d.first_out_of_tolerance {
-                None => {
-                    out.verdict = Verdict::Close;
-                    if d.requant_equal == Some(false) {
-                        out.reason = Some(format!(
-                            "re-quantizing the source to {} gives other bytes, but every value is within one step of its block's grid (another quantizer?)",
-                            r.name()
-                        ));
-                    }
-                }
+            Class::Requant(_) => match d.first_out_of_tolerance {
+                None => out.verdict = Verdict::Close,
                 Some(m) => {
                     out.verdict = Verdict::Mismatch;
                     out.first_mismatch = Some(m);
-                    out.reason = Some(format!("a value differs from the source by more than one step of {}'s grid", r.name()));
                 }
             },
             Class::Quantized { max_rel_rmse } => {
@@ -388,12 +379,11 @@ pub fn f32_exact(codec: &Codec) -> bool {
 
 /// Compares a generated tensor's values with what config.json implies: `generated_ok`
 /// when every value is within `rel_tol` of the expected one (relative).
-pub fn compare_generated(expected: &[f32], actual: &[f32], rel_tol: f64) -> Outcome {
+pub fn compare_generated(expected: &[f64], actual: &[f64], rel_tol: f64) -> Outcome {
     let mut d = Diffs { values_known: true, ..Diffs::default() };
     let mut bad: Option<Mismatch> = None;
     for (i, (&e, &a)) in expected.iter().zip(actual).enumerate() {
-        let (e, a) = (f64::from(e), f64::from(a));
-        d.element(i as u64, e, a, e.to_bits() == a.to_bits());
+        d.element(i as u64, e, a);
         let ok = (a - e).abs() <= rel_tol * e.abs();
         if !ok && bad.is_none() {
             bad = Some(Mismatch { index: i as u64, source: e, target: a });
@@ -402,13 +392,14 @@ pub fn compare_generated(expected: &[f32], actual: &[f32], rel_tol: f64) -> Outc
     let rmse = if d.count == 0 { 0.0 } else { (d.sum_sq / d.count as f64).sqrt() };
     let mut out = Outcome {
         verdict: Verdict::GeneratedOk,
-        count: d.count,
+        count: Some(d.count),
         max_abs: Some(d.max_abs),
         rmse: Some(rmse),
         max_rel: Some(d.max_rel),
         requant_exact: None,
         first_mismatch: None,
         reason: None,
+        hint: None,
     };
     if expected.len() != actual.len() {
         out.verdict = Verdict::GeneratedMismatch;
@@ -438,7 +429,7 @@ mod tests {
         let mut c = Comparator::new(Method::Bytes { codec: Some(Codec::Bf16), unit_values: 1, unit_bytes: 2 });
         c.compare(&a, &a, 0);
         let o = c.finish();
-        assert_eq!((o.verdict, o.count, o.max_abs), (Verdict::Exact, 4, Some(0.0)));
+        assert_eq!((o.verdict, o.count, o.max_abs), (Verdict::Exact, Some(4), Some(0.0)));
 
         let mut b = a.clone();
         b[5] ^= 0x80; // element 2's sign

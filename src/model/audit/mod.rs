@@ -50,6 +50,8 @@ pub struct Side<'a> {
     /// What is known to be wrong with the side as a whole (a missing shard or part),
     /// repeated in the audit's notes.
     pub notes: Vec<String>,
+    /// A split GGUF's parts that were not given (1-based) and its part count.
+    pub split_missing: Option<(Vec<u64>, u64)>,
 }
 
 /// A side's description in the report.
@@ -147,9 +149,6 @@ pub enum Work {
 pub enum PairKind {
     /// A source tensor and its target.
     Paired,
-    /// The target's `output.weight` paired with a tied source's embedding (whose bytes
-    /// the embedding's own pair already counts).
-    Tied,
     /// A target tensor generated from config.json.
     Generated,
     /// A source tensor with no target.
@@ -287,8 +286,9 @@ fn range_of(t: &TensorRef, unit: Unit, elements: u64, file_len: u64) -> Result<T
     Ok(TensorRange { start, len: elements / unit.values * unit.bytes, elements })
 }
 
-fn dtype_word(d: &TensorDtype) -> String {
-    d.name().to_ascii_lowercase()
+/// Whether a type is a float type (a narrowing, not a quantization, when it rounds).
+fn is_float(d: &TensorDtype) -> bool {
+    matches!(d, TensorDtype::Safetensors(_)) || matches!(d.name().as_ref(), "F64" | "F32" | "F16" | "BF16")
 }
 
 /// Whether every value of `s` is a value of `t` (the target holds the source exactly).
@@ -343,7 +343,7 @@ fn compare_pair(
 ) -> Work {
     let not_compared = |why: String| Work::Decided(Outcome::decided(Verdict::NotCompared, why));
     let (ss, ts) = (&s.entry.shape, &t.entry.shape);
-    if !ctx.identity && ctx.target_is_gguf && ts.len() >= 2 {
+    if !ctx.identity && ctx.target_is_gguf {
         transforms.push("ggml_dims_reversed".into());
     }
     // The elements compared: all, or the rows gemma3's converter kept of the embedding.
@@ -374,6 +374,36 @@ fn compare_pair(
     let (Some(su), Some(tu)) = (unit_of(&s.entry.dtype), unit_of(&t.entry.dtype)) else {
         return not_compared(format!("unknown element type ({} / {})", s.entry.dtype, t.entry.dtype));
     };
+    // Rows: the last dim is a row; a permuted 1-D bias has rows of one element.
+    let role = if ctx.identity { None } else { roles::qk_role(ctx.family, &s.entry.name) };
+    let cols = if ts.len() >= 2 {
+        ts.last().copied().unwrap_or(1)
+    } else if role.is_some() {
+        1
+    } else {
+        elements
+    };
+    let permutation = match role {
+        None => None,
+        Some(role) => {
+            let heads = match role {
+                QkRole::Q => ctx.n_head,
+                QkRole::K => ctx.n_head_kv.or(ctx.n_head),
+            };
+            let label = if role == QkRole::Q { "n_head" } else { "n_head_kv" };
+            let Some(heads) = heads else {
+                return not_compared(format!("the Q/K permutation needs {label}: neither the GGUF nor config.json gives it"));
+            };
+            let rows = elements / cols.max(1);
+            match QkPermutation::new(rows, heads) {
+                Some(p) => {
+                    transforms.push(format!("qk_permutation(n_head={heads})"));
+                    Some(p)
+                }
+                None => return not_compared(format!("{rows} rows are not an even number of rows per head for {label} = {heads}")),
+            }
+        }
+    };
     let shift = if ctx.identity { 0.0 } else { roles::norm_shift(ctx.family, &s.entry.name) };
     if shift != 0.0 {
         transforms.push("norm_plus_one".into());
@@ -394,43 +424,15 @@ fn compare_pair(
             Err(e) => return not_compared(format!("target {}", e.message())),
         };
         let class = if lossless(&s.entry.dtype, &t.entry.dtype) { Class::Lossless } else { lossy_class(&t.entry.dtype) };
-        let (sw, tw) = (dtype_word(&s.entry.dtype), dtype_word(&t.entry.dtype));
-        match class {
-            Class::Lossless if !same_type => transforms.push(format!("widen_{sw}_to_{tw}")),
-            Class::Lossless => {}
-            Class::Requant(Requant::Bf16 | Requant::F16) => transforms.push(format!("round_{sw}_to_{tw}")),
-            _ => transforms.push(format!("quantize_{sw}_to_{tw}")),
+        let step = match class {
+            Class::Lossless => "widen",
+            _ if is_float(&t.entry.dtype) => "narrow",
+            _ => "quantize",
+        };
+        if !same_type {
+            transforms.push(format!("{step}({}→{})", s.entry.dtype, t.entry.dtype));
         }
         Method::Values { source: sc, target: tc, shift, class }
-    };
-    // Rows: the last dim is a row; a permuted 1-D bias has rows of one element.
-    let role = if ctx.identity { None } else { roles::qk_role(ctx.family, &s.entry.name) };
-    let cols = if ts.len() >= 2 {
-        ts.last().copied().unwrap_or(1)
-    } else if role.is_some() {
-        1
-    } else {
-        elements
-    };
-    let permutation = match role {
-        None => None,
-        Some(role) => {
-            let (heads, label) = match role {
-                QkRole::Q => (ctx.n_head, "n_head"),
-                QkRole::K => (ctx.n_head_kv.or(ctx.n_head), "n_head_kv"),
-            };
-            let Some(heads) = heads else {
-                return not_compared(format!("the Q/K permutation needs {label}: neither the GGUF nor config.json gives it"));
-            };
-            let rows = elements / cols.max(1);
-            match QkPermutation::new(rows, heads) {
-                Some(p) => {
-                    transforms.push(format!("qk_permutation({label}={heads})"));
-                    Some(p)
-                }
-                None => return not_compared(format!("{rows} rows are not an even number of rows per head for {label} = {heads}")),
-            }
-        }
     };
     let spec_units = ReadSpec {
         source: TensorRange { start: 0, len: 0, elements: 0 },
@@ -510,11 +512,14 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
         let mapped = if identity { Some(name.to_string()) } else { roles::gguf_name(family, name) };
         let found = mapped.as_deref().and_then(|m| t_index.get(m).copied()).filter(|&i| !used.get(i).copied().unwrap_or(true));
         let Some(ti) = found else {
+            let split = target.split_missing.as_ref().filter(|(m, _)| !m.is_empty()).map_or_else(String::new, |(m, n)| {
+                let parts: Vec<String> = m.iter().map(u64::to_string).collect();
+                format!(" (split part(s) {} of {n} not given)", parts.join(", "))
+            });
             let (verdict, reason) = match (roles::dropped_by_converter(family, name), &mapped) {
                 (Some(why), _) if !identity => (Verdict::NotCompared, why.to_string()),
-                (_, Some(m)) if !identity => (Verdict::MissingInTarget, format!("the target has no {m}")),
-                (_, Some(_)) => (Verdict::MissingInTarget, "the target has no tensor of this name".to_string()),
-                (_, None) => (Verdict::MissingInTarget, "no GGUF role is known for this name".to_string()),
+                (_, Some(m)) => (Verdict::MissingInTarget, format!("no {m} in the target{split}")),
+                (_, None) => (Verdict::MissingInTarget, "no GGUF role known for this name".to_string()),
             };
             pairs.push(PlannedPair {
                 source: Some(s.clone()),
@@ -534,26 +539,20 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
         pairs.push(PlannedPair { source: Some(s.clone()), target: Some(t.clone()), kind: PairKind::Paired, transforms, work });
     }
 
-    // Tied embeddings: no lm_head in the source, an output.weight in the target.
-    if !identity && !s_tensors.iter().any(|t| t.entry.name == "lm_head.weight") {
-        let embed = s_tensors.iter().find(|t| roles::gguf_name(family, &t.entry.name).as_deref() == Some("token_embd.weight"));
-        if let (Some(s), Some(&ti)) = (embed, t_index.get("output.weight")) {
-            if !used.get(ti).copied().unwrap_or(true) {
-                if let (Some(u), Some(t)) = (used.get_mut(ti), t_tensors.get(ti)) {
-                    *u = true;
-                    let mut transforms = vec!["tied_embedding".to_string()];
-                    let work = compare_pair(&ctx, s, t, s_len(s), t_len(t), &mut transforms);
-                    pairs.push(PlannedPair { source: Some(s.clone()), target: Some(t.clone()), kind: PairKind::Tied, transforms, work });
-                }
-            }
-        }
-    }
-
     for (i, t) in t_tensors.iter().enumerate() {
         if used.get(i).copied().unwrap_or(true) {
             continue;
         }
         let generated = if identity { None } else { roles::generated(family, &t.entry.name) };
+        let tied = !identity
+            && t.entry.name == "output.weight"
+            && config.is_some_and(|c| c.tie_word_embeddings)
+            && !s_tensors.iter().any(|s| s.entry.name == "lm_head.weight");
+        let reason = format!(
+            "no source tensor for {}{}",
+            t.entry.name,
+            if tied { " (the source ties its embeddings: tie_word_embeddings is true)" } else { "" }
+        );
         let pair = match generated {
             Some(kind) => generated_pair(kind, t, t_len(t), config),
             None => PlannedPair {
@@ -561,10 +560,7 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
                 target: Some(t.clone()),
                 kind: PairKind::OnlyTarget,
                 transforms: Vec::new(),
-                work: Work::Decided(Outcome::decided(
-                    Verdict::MissingInSource,
-                    if identity { "the source has no tensor of this name" } else { "no source tensor has this role" },
-                )),
+                work: Work::Decided(Outcome::decided(Verdict::MissingInSource, reason)),
             },
         };
         pairs.push(pair);
@@ -586,10 +582,7 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
         work: Work::Decided(Outcome::decided(Verdict::NotCompared, "")),
     };
     let Some(config) = config else {
-        pair.work = Work::Decided(Outcome::decided(
-            Verdict::NotCompared,
-            "generated by the converter from config.json, which was not given with the source",
-        ));
+        pair.work = Work::Decided(Outcome::decided(Verdict::NotCompared, "generated tensor, but no config.json to recompute it from"));
         return pair;
     };
     let expected = match generated::expected(kind, config) {
@@ -603,7 +596,6 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
             return pair;
         }
     };
-    pair.transforms.push(expected.what.clone());
     let codec = match Codec::for_dtype(&t.entry.dtype) {
         Ok(c) if compare::f32_exact(&c) => c,
         _ => {
@@ -616,7 +608,7 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
     if n != expected.values.len() as u64 {
         pair.work = Work::Decided(Outcome::decided(
             Verdict::GeneratedMismatch,
-            format!("config.json implies {} values, the tensor has {n}", expected.values.len()),
+            format!("{n} values, config gives {}", expected.values.len()),
         ));
         return pair;
     }
@@ -636,19 +628,38 @@ pub struct PairReport {
     pub target_dtype: Option<String>,
     pub transforms: Vec<String>,
     pub verdict: Verdict,
-    pub count: u64,
+    pub count: Option<u64>,
     pub max_abs: Option<f64>,
     pub rmse: Option<f64>,
     pub max_rel: Option<f64>,
     pub requant_exact: Option<bool>,
     pub first_mismatch: Option<Mismatch>,
     pub reason: Option<String>,
+    /// A diagnosis of a mismatch ("target equals the source without the Q/K row
+    /// permutation").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// For a generated tensor: what its values were checked against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedCheck>,
     /// The files the tensors are in (a shard, a split part).
     pub source_file: Option<String>,
     pub target_file: Option<String>,
     /// Row-major shapes.
     pub source_shape: Option<Vec<u64>>,
     pub target_shape: Option<Vec<u64>>,
+}
+
+/// What a generated tensor was checked against (the report's `pairs[].generated`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GeneratedCheck {
+    /// "config.json rope_scaling (rope_type llama3)".
+    pub from: String,
+    /// The config's parameters used ("factor=32, …"), when there are several.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub parameters: String,
+    pub expected: Vec<f64>,
+    pub rel_tol: f64,
 }
 
 /// Pairs by verdict.
@@ -740,6 +751,16 @@ impl Audit {
                 requant_exact: o.requant_exact,
                 first_mismatch: o.first_mismatch,
                 reason: o.reason,
+                hint: o.hint,
+                generated: match &p.work {
+                    Work::Generated { expected, .. } => Some(GeneratedCheck {
+                        from: expected.from.clone(),
+                        parameters: expected.parameters.clone(),
+                        expected: expected.values.clone(),
+                        rel_tol: expected.rel_tol,
+                    }),
+                    _ => None,
+                },
                 source_file: p.source.as_ref().map(|t| t.file_name.clone()),
                 target_file: p.target.as_ref().map(|t| t.file_name.clone()),
                 source_shape: p.source.as_ref().map(|t| t.entry.shape.clone()),
@@ -764,13 +785,14 @@ impl Audit {
     }
 }
 
-/// "20/20 exact" — exact pairs over source tensors — then the other verdicts that occur.
+/// "20/20 exact" — exact pairs over source tensors — then the other verdicts that occur
+/// ("19/20 exact, 1 mismatch, 1 generated_ok").
 pub fn summary_line(s: &Summary, source_tensors: u64) -> String {
     let mut line = format!("{}/{} exact", s.exact, source_tensors);
     for v in Verdict::ALL.iter().skip(1) {
         let n = s.get(*v);
         if n > 0 {
-            line.push_str(&format!(", {n} {}", v.name().replace('_', " ")));
+            line.push_str(&format!(", {n} {}", v.name()));
         }
     }
     line

@@ -1,28 +1,50 @@
 //! The size reconciliation of an audit, term by term, adding up exactly: why the target's
 //! tensor data and files are larger or smaller than the source's.
 //!
-//! - **tensor bytes**: every pair contributes its target bytes minus its source bytes to
-//!   one term — a dtype change ("57 tensors BF16 → F32"), a generated tensor, an output
-//!   layer written from a tied embedding, a tensor only one side has;
-//! - **file bytes**: the tensor-data difference plus what each side's files hold besides
-//!   tensors — safetensors headers (8-byte length + JSON), GGUF fixed headers, metadata by
-//!   group (the tokenizer separately), tensor infos, alignment padding — the target's
-//!   added, the source's subtracted.
+//! - **tensor bytes** (`key`): every paired (source dtype, target dtype) group with a
+//!   different dtype or size — `dtype_change` for a float target ("5 tensors BF16 → F32"),
+//!   `quantization` for a block type; each `generated` tensor; the tensors only the source
+//!   (`missing_in_target`) or only the target (`missing_in_source`) has.
+//! - **file bytes**: each side's files split into components — `safetensors_headers`
+//!   (8 + N per file), `trailing` (bytes after a safetensors file's data),
+//!   `gguf_fixed_header`, `gguf_kv_tokenizer` (every `tokenizer.*` KV), `gguf_kv_other`,
+//!   `gguf_tensor_infos`, `gguf_padding` (before the data, between and after tensors),
+//!   `gguf_unparsed` (what a broken header left unread) and `tensor_data` — one term per
+//!   component: target bytes − source bytes.
 //!
 //! Each term is a signed byte count; `adds_up` says whether the terms sum to the
-//! difference (anything that does not is a last "unexplained" term, never hidden).
+//! difference (anything that does not is a last `unexplained` term, never hidden).
 
 use super::{PairKind, PlannedPair, Side, SideSummary};
 use crate::formats::Inspection;
 use crate::vocab::Format;
 use serde::Serialize;
-use std::collections::BTreeMap;
+
+/// Target tensor names quoted in the `missing_in_source` term (the rest are counted).
+pub const MAX_NAMES_QUOTED: usize = 8;
 
 /// One term: what, and how many bytes it adds to the target (negative: removes).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Term {
+    pub key: &'static str,
     pub what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_bytes: Option<u64>,
     pub bytes: i64,
+}
+
+impl Term {
+    fn new(key: &'static str, what: String, bytes: i128) -> Term {
+        Term { key, what, tensors: None, from: None, to: None, source_bytes: None, target_bytes: None, bytes: clamp(bytes) }
+    }
 }
 
 /// Source and target totals and the terms that explain their difference.
@@ -44,149 +66,172 @@ pub struct Reconciliation {
     pub file_bytes: Balance,
 }
 
-fn signed(n: u64) -> i128 {
-    i128::from(n)
-}
-
 fn clamp(n: i128) -> i64 {
     i64::try_from(n).unwrap_or(if n < 0 { i64::MIN } else { i64::MAX })
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+fn plural(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-/// Terms in order of first appearance, summed by label.
-#[derive(Default)]
-struct Terms {
-    order: Vec<String>,
-    sums: BTreeMap<String, (u64, i128)>,
-}
-
-impl Terms {
-    fn add(&mut self, key: String, count: u64, bytes: i128) {
-        if !self.sums.contains_key(&key) {
-            self.order.push(key.clone());
-        }
-        let e = self.sums.entry(key).or_insert((0, 0));
-        e.0 = e.0.saturating_add(count);
-        e.1 = e.1.saturating_add(bytes);
-    }
-}
-
-fn balance(source: u64, target: u64, terms: Vec<(String, i128)>) -> Balance {
-    let difference = signed(target) - signed(source);
-    let mut out: Vec<Term> = terms.into_iter().map(|(what, b)| Term { what, bytes: clamp(b) }).collect();
-    let sum: i128 = out.iter().map(|t| i128::from(t.bytes)).sum();
+fn balance(source: u64, target: u64, mut terms: Vec<Term>) -> Balance {
+    let difference = i128::from(target) - i128::from(source);
+    let sum: i128 = terms.iter().map(|t| i128::from(t.bytes)).sum();
     if sum != difference {
-        out.push(Term { what: "unexplained".into(), bytes: clamp(difference - sum) });
+        terms.push(Term::new("unexplained", "bytes no term explains".into(), difference - sum));
     }
-    Balance { source, target, difference: clamp(difference), adds_up: sum == difference, terms: out }
+    Balance { source, target, difference: clamp(difference), adds_up: sum == difference, terms }
+}
+
+/// Whether a target type is a float type (`dtype_change`) rather than a block type
+/// (`quantization`).
+fn float_type(name: &str) -> bool {
+    matches!(name, "F64" | "F32" | "F16" | "BF16")
 }
 
 /// The tensor-byte terms of the pairs.
-fn tensor_terms(pairs: &[PlannedPair]) -> Vec<(String, i128)> {
+fn tensor_terms(pairs: &[PlannedPair]) -> Vec<Term> {
     let bytes = |t: &Option<super::TensorRef>| t.as_ref().and_then(|t| t.entry.bytes).unwrap_or(0);
-    let mut dtype = Terms::default();
-    let mut rest: Vec<(String, i128)> = Vec::new();
-    let mut reshaped = Terms::default();
+    // (from, to) → (tensors, source bytes, target bytes), in order of first appearance.
+    let mut groups: Vec<((String, String), (u64, u64, u64))> = Vec::new();
+    let mut generated = Vec::new();
     let (mut only_source, mut only_source_bytes) = (0u64, 0u64);
-    let (mut only_target, mut only_target_bytes) = (0u64, 0u64);
+    let mut only_target: Vec<&str> = Vec::new();
+    let mut only_target_bytes = 0u64;
     for p in pairs {
-        match p.kind {
-            PairKind::Paired => {
-                let (Some(s), Some(t)) = (&p.source, &p.target) else { continue };
-                let d = signed(bytes(&p.target)) - signed(bytes(&p.source));
-                let (sd, td) = (s.entry.dtype.name(), t.entry.dtype.name());
-                if sd != td {
-                    dtype.add(format!("{sd} → {td}"), 1, d);
-                } else if d != 0 {
-                    reshaped.add(format!("{sd} with other shapes"), 1, d);
+        match (p.kind, &p.source, &p.target) {
+            (PairKind::Paired, Some(s), Some(t)) => {
+                let key = (s.entry.dtype.name().into_owned(), t.entry.dtype.name().into_owned());
+                let (sb, tb) = (bytes(&p.source), bytes(&p.target));
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, g)) => *g = (g.0 + 1, g.1.saturating_add(sb), g.2.saturating_add(tb)),
+                    None => groups.push((key, (1, sb, tb))),
                 }
             }
-            PairKind::Tied => {
-                let (Some(s), Some(t)) = (&p.source, &p.target) else { continue };
-                rest.push((format!("{} written from the tied {}", t.entry.name, s.entry.name), signed(bytes(&p.target))));
+            (PairKind::Generated, _, Some(t)) => {
+                let mut term = Term::new("generated", format!("generated {} ({})", t.entry.name, t.entry.dtype), i128::from(bytes(&p.target)));
+                term.tensors = Some(1);
+                generated.push(term);
             }
-            PairKind::Generated => {
-                if let Some(t) = &p.target {
-                    rest.push((format!("generated {}", t.entry.name), signed(bytes(&p.target))));
-                }
-            }
-            PairKind::OnlySource => {
+            (PairKind::OnlySource, Some(_), _) => {
                 only_source += 1;
                 only_source_bytes = only_source_bytes.saturating_add(bytes(&p.source));
             }
-            PairKind::OnlyTarget => {
-                only_target += 1;
+            (PairKind::OnlyTarget, _, Some(t)) => {
+                only_target.push(&t.entry.name);
                 only_target_bytes = only_target_bytes.saturating_add(bytes(&p.target));
             }
+            _ => {}
         }
     }
-    let mut out: Vec<(String, i128)> = Vec::new();
-    for key in &dtype.order {
-        if let Some((n, b)) = dtype.sums.get(key) {
-            out.push((format!("{} {key}", plural(*n, "tensor", "tensors")), *b));
+    let mut out = Vec::new();
+    for ((from, to), (n, sb, tb)) in groups {
+        if from == to && sb == tb {
+            continue;
         }
+        let key = if float_type(&to) { "dtype_change" } else { "quantization" };
+        let mut term = Term::new(key, format!("{} {from} → {to}", plural(n, "tensor")), i128::from(tb) - i128::from(sb));
+        term.tensors = Some(n);
+        term.source_bytes = Some(sb);
+        term.target_bytes = Some(tb);
+        term.from = Some(from);
+        term.to = Some(to);
+        out.push(term);
     }
-    out.extend(rest);
-    for key in &reshaped.order {
-        if let Some((n, b)) = reshaped.sums.get(key) {
-            out.push((format!("{} {key}", plural(*n, "tensor", "tensors")), *b));
-        }
-    }
+    out.extend(generated);
     if only_source > 0 {
-        out.push((format!("{} not in the target", plural(only_source, "source tensor", "source tensors")), -signed(only_source_bytes)));
+        let mut term = Term::new("missing_in_target", format!("{} not in the target", plural(only_source, "source tensor")), -i128::from(only_source_bytes));
+        term.tensors = Some(only_source);
+        out.push(term);
     }
-    if only_target > 0 {
-        out.push((format!("{} not in the source", plural(only_target, "target tensor", "target tensors")), signed(only_target_bytes)));
+    if !only_target.is_empty() {
+        let n = only_target.len();
+        let mut names = only_target.iter().take(MAX_NAMES_QUOTED).copied().collect::<Vec<_>>().join(", ");
+        if n > MAX_NAMES_QUOTED {
+            names.push_str(&format!(", … {} more", n - MAX_NAMES_QUOTED));
+        }
+        let mut term = Term::new(
+            "missing_in_source",
+            format!("{} not in the source ({names})", plural(n as u64, "target tensor")),
+            i128::from(only_target_bytes),
+        );
+        term.tensors = Some(n as u64);
+        out.push(term);
     }
     out
 }
 
-/// What a side's files hold besides tensor data, by label: (label, files, bytes).
-fn overhead(files: &[&Inspection]) -> Vec<(String, i128)> {
-    let mut t = Terms::default();
+/// One side's files split into components: (key, what, bytes), in a fixed order.
+fn components(files: &[&Inspection]) -> Vec<(&'static str, String, u64)> {
+    let n = files.len();
+    let (mut st_headers, mut trailing, mut data) = (0u64, 0u64, 0u64);
+    let (mut fixed, mut kv_tok, mut kv_other, mut infos, mut pad, mut unparsed) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut n_tok, mut n_other, mut n_tensors, mut fixed_each) = (0u64, 0u64, 0u64, None::<u64>);
+    let (mut any_st, mut any_gguf) = (false, false);
+    let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
     for f in files {
-        match f.format {
-            Format::Safetensors => {
-                let header = f.data_start().unwrap_or(f.size);
-                t.add("safetensors header (8-byte length + JSON)".into(), 1, signed(header));
-                let rest = signed(f.size) - signed(header) - signed(f.totals.bytes);
-                if rest != 0 {
-                    t.add("safetensors bytes outside the header and the tensors".into(), 1, rest);
-                }
-            }
-            Format::Gguf => {
-                if let Some(g) = f.parsed.gguf() {
-                    for term in &g.layout.terms {
-                        let label = match term.kind {
-                            "tensor_data" => continue,
-                            "header" => "GGUF fixed header (magic, version, counts)".to_string(),
-                            "kv" => format!("GGUF {}", term.label),
-                            "tensor_infos" => "GGUF tensor infos".to_string(),
-                            "padding" | "tensor_padding" => "GGUF alignment padding".to_string(),
-                            other => format!("GGUF {other}"),
-                        };
-                        t.add(label, 1, signed(term.bytes));
+        add(&mut data, f.totals.bytes);
+        n_tensors = n_tensors.saturating_add(f.totals.tensors);
+        match (f.format, f.parsed.gguf()) {
+            (Format::Gguf, Some(g)) => {
+                any_gguf = true;
+                add(&mut fixed, g.header.fixed_header_bytes);
+                fixed_each = match fixed_each {
+                    None => Some(g.header.fixed_header_bytes),
+                    Some(x) if x == g.header.fixed_header_bytes => Some(x),
+                    Some(_) => Some(0),
+                };
+                for kv in &g.kvs {
+                    if kv.key.starts_with("tokenizer.") {
+                        add(&mut kv_tok, kv.bytes);
+                        n_tok += 1;
+                    } else {
+                        add(&mut kv_other, kv.bytes);
+                        n_other += 1;
                     }
-                    // The layout counts the tensors' claimed bytes; the balance uses the
-                    // tensors' sizes, so a difference between the two shows here.
-                    let claimed = signed(g.card.tensor_bytes) - signed(f.totals.bytes);
-                    if claimed != 0 {
-                        t.add("GGUF tensor bytes the layout counts differently".into(), 1, claimed);
-                    }
-                } else {
-                    t.add("unparsed GGUF bytes".into(), 1, signed(f.size) - signed(f.totals.bytes));
                 }
+                for t in &g.layout.terms {
+                    match t.kind {
+                        "tensor_infos" => add(&mut infos, t.bytes),
+                        "padding" | "tensor_padding" => add(&mut pad, t.bytes),
+                        "unparsed" => add(&mut unparsed, t.bytes),
+                        _ => {}
+                    }
+                }
+                // The layout counts the tensors' claimed bytes; a file whose data section
+                // is shorter than they claim leaves the difference unexplained.
             }
-            _ => t.add("bytes of files that are not models".into(), 1, signed(f.size)),
+            _ => {
+                any_st = true;
+                let header = f.data_start().unwrap_or(f.size).min(f.size);
+                add(&mut st_headers, header);
+                add(&mut trailing, f.size.saturating_sub(header).saturating_sub(f.totals.bytes));
+            }
         }
     }
-    t.order
-        .iter()
-        .filter_map(|k| t.sums.get(k).map(|(n, b)| (if *n > 1 { format!("{k} × {n} files") } else { k.clone() }, *b)))
-        .collect()
+    let mut out = Vec::new();
+    if any_st {
+        out.push(("safetensors_headers", format!("safetensors headers (8 + N, {n} file(s))"), st_headers));
+        if trailing > 0 {
+            out.push(("trailing", "bytes after the data".to_string(), trailing));
+        }
+    }
+    if any_gguf {
+        let each = match fixed_each {
+            Some(e) if e > 0 => format!("{e} bytes x {n} file(s)"),
+            _ => format!("{n} file(s)"),
+        };
+        out.push(("gguf_fixed_header", format!("GGUF fixed header (magic, version, counts: {each})"), fixed));
+        out.push(("gguf_kv_tokenizer", format!("GGUF metadata, tokenizer.* keys ({n_tok} KVs)"), kv_tok));
+        out.push(("gguf_kv_other", format!("GGUF metadata, other keys ({n_other} KVs)"), kv_other));
+        out.push(("gguf_tensor_infos", format!("GGUF tensor infos ({n_tensors} tensors)"), infos));
+        out.push(("gguf_padding", "GGUF alignment padding".to_string(), pad));
+        if unparsed > 0 {
+            out.push(("gguf_unparsed", "GGUF bytes the parser could not read".to_string(), unparsed));
+        }
+    }
+    out.push(("tensor_data", "tensor data (see tensor_bytes)".to_string(), data));
+    out
 }
 
 /// The reconciliation of a plan's pairs and both sides' files.
@@ -194,9 +239,31 @@ pub fn reconcile(pairs: &[PlannedPair], source: &Side<'_>, target: &Side<'_>, s:
     let tensor_bytes = balance(s.bytes, t.bytes, tensor_terms(pairs));
     let s_size = source.files.iter().fold(0u64, |a, f| a.saturating_add(f.size));
     let t_size = target.files.iter().fold(0u64, |a, f| a.saturating_add(f.size));
-    let mut terms = vec![("tensor data".to_string(), i128::from(tensor_bytes.difference))];
-    terms.extend(overhead(&target.files));
-    terms.extend(overhead(&source.files).into_iter().map(|(k, b)| (format!("source {k}"), -b)));
+    let sc = components(&source.files);
+    let tc = components(&target.files);
+    // Keys in order: the source's, then the target's new ones, tensor_data last.
+    let mut keys: Vec<(&'static str, String)> = Vec::new();
+    for (k, what, _) in sc.iter().chain(tc.iter()) {
+        if *k != "tensor_data" && !keys.iter().any(|(x, _)| x == k) {
+            keys.push((k, what.clone()));
+        }
+    }
+    keys.push(("tensor_data", "tensor data (see tensor_bytes)".into()));
+    let get = |c: &[(&'static str, String, u64)], k: &str| c.iter().find(|(x, _, _)| *x == k).map(|(_, w, b)| (w.clone(), *b));
+    let terms = keys
+        .into_iter()
+        .map(|(k, what)| {
+            let a = get(&sc, k).map_or(0, |x| x.1);
+            let (what, b) = match get(&tc, k) {
+                Some((w, b)) => (w, b),
+                None => (what, 0),
+            };
+            let mut term = Term::new(k, what, i128::from(b) - i128::from(a));
+            term.source_bytes = Some(a);
+            term.target_bytes = Some(b);
+            term
+        })
+        .collect();
     let file_bytes = balance(s_size, t_size, terms);
     Reconciliation { tensor_bytes, file_bytes }
 }
