@@ -261,7 +261,7 @@ fn split_gguf_with_a_part_missing() {
     ];
     let a = audit(ckpt(&src), whole);
     assert!(a.ok, "{:?}", a.summary);
-    assert_eq!(a.target.format, "gguf-split");
+    assert_eq!(a.target.format, "gguf");
     assert_eq!(a.target.files.len(), 3);
     let without_2 = vec![input("m-00001-of-00003.gguf", part(0, a_part)), input("m-00003-of-00003.gguf", part(2, c_part))];
     let a = audit(ckpt(&src), without_2);

@@ -3,6 +3,8 @@
 //! folder, shards, one file; a GGUF or all parts of a split GGUF), planned
 //! ([`crate::model::audit::plan`]) and read side by side ([`crate::source::audit`]).
 //!
+//! A safetensors file named on its own brings the `config.json` of its folder along.
+//!
 //! Text: the summary line ("20/20 exact"), the pairing table with transforms and
 //! verdicts, the largest differences, the reconciliation. Exit 0 when every pair is
 //! exact, close or generated_ok; 1 otherwise (a mismatch, a missing tensor, a stopped
@@ -26,8 +28,25 @@ use std::time::Instant;
 /// Rows of the "largest differences" list.
 pub const LARGEST_DIFFERENCES: usize = 10;
 
+/// The files of one side: the paths given (a folder's files), plus the `config.json` beside
+/// a safetensors file named on its own (the audit needs the config for the Q/K head counts
+/// and the generated tensors).
+fn side_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
+    let mut files = collect(paths)?;
+    let is = |p: &PathBuf, name: &str| p.file_name().is_some_and(|n| n == name);
+    let has_config = files.iter().any(|(p, _)| is(p, "config.json"));
+    let first_st = files.iter().find(|(p, _)| p.extension().is_some_and(|x| x == "safetensors")).map(|(p, _)| p.clone());
+    if let (false, Some(st)) = (has_config, first_st) {
+        let sibling = st.with_file_name("config.json");
+        if sibling.is_file() {
+            files.push((sibling, false));
+        }
+    }
+    Ok(files)
+}
+
 fn open_side(paths: &[PathBuf]) -> Result<(Vec<SetInput<FileSource>>, OpenedSet), String> {
-    let inputs = collect(paths)?.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = side_files(paths)?.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()?;
     let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
     Ok((inputs, set))
 }

@@ -264,7 +264,8 @@ pub fn side_of(set: &OpenedSet) -> (Side<'_>, Vec<usize>) {
     for s in &set.splits {
         notes.extend(s.errors.iter().filter(|f| matches!(f.code, Code::SplitMissing | Code::SplitMismatch)).map(|f| f.message.clone()));
     }
-    (Side { files, config, notes, split_missing }, inputs)
+    let indexed = set.checkpoint.as_ref().is_some_and(|c| c.index.is_some());
+    (Side { files, config, notes, split_missing, indexed }, inputs)
 }
 
 /// Most missing split parts named in the reasons (a lying `split.count` cannot make a

@@ -52,12 +52,15 @@ pub struct Side<'a> {
     pub notes: Vec<String>,
     /// A split GGUF's parts that were not given (1-based) and its part count.
     pub split_missing: Option<(Vec<u64>, u64)>,
+    /// The safetensors files came with a shard index (`model.safetensors.index.json`).
+    pub indexed: bool,
 }
 
 /// A side's description in the report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SideSummary {
-    /// "safetensors-checkpoint", "safetensors", "gguf" or "gguf-split".
+    /// "safetensors-checkpoint" (several shards, or an index), "safetensors" (one file)
+    /// or "gguf" (one file, or the parts of a split model).
     pub format: String,
     pub files: Vec<String>,
     pub tensors: u64,
@@ -214,13 +217,11 @@ fn side_format(side: &Side<'_>, what: &str) -> Result<(Format, &'static str), Pl
         return Err(PlanError(format!("the {what} mixes safetensors and GGUF files")));
     }
     match format {
-        Format::Safetensors if side.files.len() > 1 || side.config.is_some() => Ok((format, "safetensors-checkpoint")),
+        Format::Safetensors if side.files.len() > 1 || side.indexed => Ok((format, "safetensors-checkpoint")),
         Format::Safetensors => Ok((format, "safetensors")),
         Format::Gguf => {
             let split = side.files.iter().any(|f| f.parsed.gguf().is_some_and(gguf_split::is_split_part));
-            if split {
-                Ok((format, "gguf-split"))
-            } else if side.files.len() > 1 {
+            if side.files.len() > 1 && !split {
                 Err(PlanError(format!("the {what} has several GGUF files that are not parts of one split model")))
             } else {
                 Ok((format, "gguf"))
