@@ -116,6 +116,60 @@ pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: 
     ExitCode::from(if audit.ok { EXIT_SOUND } else { EXIT_FINDINGS })
 }
 
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The hidden `bench-audit`: the same audit, then its throughput (source bytes per second)
+/// and the process's peak memory (scripts/bench_audit.sh runs it over the sparse
+/// Llama-3.2-3B-shaped pair).
+pub fn bench(source: &[PathBuf], against: &[PathBuf]) -> ExitCode {
+    let opened = open_side(source).and_then(|s| open_side(against).map(|t| (s, t)));
+    let ((s_inputs, s_set), (t_inputs, t_set)) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let (s_side, s_idx) = side_of(&s_set);
+    let (t_side, t_idx) = side_of(&t_set);
+    let plan = match plan(&s_side, &t_side) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let s_src: Vec<&FileSource> = s_idx.iter().filter_map(|&i| s_inputs.get(i).map(|x| &x.src)).collect();
+    let t_src: Vec<&FileSource> = t_idx.iter().filter_map(|&i| t_inputs.get(i).map(|x| &x.src)).collect();
+    let started = Instant::now();
+    let mut target_bytes = 0;
+    let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, AuditOptions::default(), |p| {
+        target_bytes = p.target_bytes_done;
+        true
+    }));
+    let secs = started.elapsed().as_secs_f64();
+    let bytes = plan.source_bytes_to_read();
+    println!("bench-audit: {}", audit.summary_line);
+    println!(
+        "  source {} bytes ({}) + target {} bytes read in {secs:.2} s: {:.2} GB/s of source bytes",
+        thousands(bytes),
+        human_bytes(bytes),
+        thousands(target_bytes),
+        bytes as f64 / secs.max(1e-9) / 1e9
+    );
+    match peak_rss() {
+        Some(rss) => println!("  peak RSS {} ({} bytes)", human_bytes(rss), thousands(rss)),
+        None => println!("  peak RSS: not available on this system"),
+    }
+    ExitCode::from(if audit.ok { EXIT_SOUND } else { EXIT_FINDINGS })
+}
+
 fn opt_num(v: Option<f64>) -> String {
     v.map_or_else(|| "—".into(), short)
 }

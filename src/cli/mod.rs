@@ -1,7 +1,7 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
 //! `tensorpeek audit SRC… --against DST… [--json] [--first-mismatch]` ([`audit`]) and the
-//! hidden `bench-values` ([`bench`]) and `bench-audit` ([`bench_audit`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! hidden benchmarks `bench-values` ([`bench`]) and `bench-audit` ([`audit::bench`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod audit;
@@ -64,6 +64,14 @@ enum Command {
         #[arg(long)]
         first_mismatch: bool,
     },
+    /// Benchmark: the audit's throughput (source bytes per second) and peak memory.
+    #[command(hide = true)]
+    BenchAudit {
+        #[arg(required = true)]
+        source: Vec<PathBuf>,
+        #[arg(long, required = true, num_args = 1..)]
+        against: Vec<PathBuf>,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -94,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
         Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
+        Command::BenchAudit { source, against } => audit::bench(&source, &against),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

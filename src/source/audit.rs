@@ -86,20 +86,23 @@ struct Reader<'a, S: ByteSource, F: FnMut(&AuditProgress) -> bool> {
     options: AuditOptions,
     progress: AuditProgress,
     on_progress: F,
+    /// The two read buffers, reused from read to read.
+    sb: Vec<u8>,
+    tb: Vec<u8>,
 }
 
-async fn read<S: ByteSource>(src: &S, start: u64, len: u64, what: &str) -> Result<Vec<u8>, Interrupt> {
-    let bytes = src
-        .read_at(start, len)
+/// Reads `[start, start + len)` of `src` into `buf`.
+async fn read<S: ByteSource>(src: &S, start: u64, len: u64, what: &str, buf: &mut Vec<u8>) -> Result<(), Interrupt> {
+    src.read_into(start, len, buf)
         .await
         .map_err(|e| Interrupt::Read(format!("reading {len} bytes of the {what} at offset {start} failed: {e}")))?;
-    if bytes.len() as u64 != len {
+    if buf.len() as u64 != len {
         return Err(Interrupt::Read(format!(
             "asked the {what} for {len} bytes at offset {start}, got {} (did the file change?)",
-            bytes.len()
+            buf.len()
         )));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 fn part(bytes: &[u8], at: u64, len: u64) -> &[u8] {
@@ -162,9 +165,9 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             let n = step.min(total - done);
             let (s_off, t_off) = spec.bytes_of(done);
             let (s_len, t_len) = spec.bytes_of(n);
-            let sb = read(s, spec.source.start.saturating_add(s_off), s_len, "source").await?;
-            let tb = read(t, spec.target.start.saturating_add(t_off), t_len, "target").await?;
-            cmp.compare(&sb, &tb, done);
+            read(s, spec.source.start.saturating_add(s_off), s_len, "source", &mut self.sb).await?;
+            read(t, spec.target.start.saturating_add(t_off), t_len, "target", &mut self.tb).await?;
+            cmp.compare(&self.sb, &self.tb, done);
             done += n;
             self.tick(s_len, t_len)?;
             if self.options.first_mismatch && cmp.failed() {
@@ -185,9 +188,9 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         if head_bytes > self.options.max_head_block_bytes.min(MAX_HEAD_BLOCK_BYTES) {
             for row in 0..spec.rows {
                 let src_row = p.source_row(row);
-                let sb = read(s, spec.source.start.saturating_add(src_row.saturating_mul(s_row)), s_row, "source").await?;
-                let tb = read(t, spec.target.start.saturating_add(row.saturating_mul(t_row)), t_row, "target").await?;
-                cmp.compare(&sb, &tb, src_row.saturating_mul(cols));
+                read(s, spec.source.start.saturating_add(src_row.saturating_mul(s_row)), s_row, "source", &mut self.sb).await?;
+                read(t, spec.target.start.saturating_add(row.saturating_mul(t_row)), t_row, "target", &mut self.tb).await?;
+                cmp.compare(&self.sb, &self.tb, src_row.saturating_mul(cols));
                 self.tick(s_row, t_row)?;
                 if self.options.first_mismatch && cmp.failed() {
                     break;
@@ -202,13 +205,14 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             let nh = heads_per_read.min(p.heads - head);
             let r0 = head * p.head_dim;
             let rows = nh * p.head_dim;
-            let sb = read(s, spec.source.start.saturating_add(r0.saturating_mul(s_row)), rows.saturating_mul(s_row), "source").await?;
-            let tb = read(t, spec.target.start.saturating_add(r0.saturating_mul(t_row)), rows.saturating_mul(t_row), "target").await?;
+            read(s, spec.source.start.saturating_add(r0.saturating_mul(s_row)), rows.saturating_mul(s_row), "source", &mut self.sb).await?;
+            read(t, spec.target.start.saturating_add(r0.saturating_mul(t_row)), rows.saturating_mul(t_row), "target", &mut self.tb).await?;
+            let (sb, tb) = (&self.sb, &self.tb);
             for row in r0..r0 + rows {
                 let src_row = p.source_row(row);
-                let target_part = part(&tb, (row - r0) * t_row, t_row);
-                cmp.compare(part(&sb, (src_row - r0) * s_row, s_row), target_part, src_row.saturating_mul(cols));
-                if unpermuted_equal && part(&sb, (row - r0) * s_row, s_row) != target_part {
+                let target_part = part(tb, (row - r0) * t_row, t_row);
+                cmp.compare(part(sb, (src_row - r0) * s_row, s_row), target_part, src_row.saturating_mul(cols));
+                if unpermuted_equal && part(sb, (row - r0) * s_row, s_row) != target_part {
                     unpermuted_equal = false;
                 }
             }
@@ -228,9 +232,9 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         if target.len > MAX_GENERATED_BYTES {
             return Ok(Outcome::decided(Verdict::NotCompared, format!("{} bytes is more than the {MAX_GENERATED_BYTES} read for a generated tensor", target.len)));
         }
-        let bytes = read(t, target.start, target.len, "target").await?;
+        read(t, target.start, target.len, "target", &mut self.tb).await?;
         let mut actual = Vec::new();
-        codec.decode(&bytes, &mut actual);
+        codec.decode(&self.tb, &mut actual);
         self.tick(0, target.len)?;
         Ok(compare_generated(&expected.values, &actual, expected.rel_tol))
     }
@@ -293,6 +297,8 @@ pub async fn run_audit<S: ByteSource>(
         options,
         progress: AuditProgress { pairs: plan.pairs.len(), bytes_total: plan.source_bytes_to_read(), ..AuditProgress::default() },
         on_progress,
+        sb: Vec::new(),
+        tb: Vec::new(),
     };
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(plan.pairs.len());
     let mut stop: Option<&str> = None;
