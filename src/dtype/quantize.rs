@@ -15,6 +15,9 @@
 //! Q5_0 `d, qh[4], qs[16]`; Q5_1 `d, m, qh[4], qs[16]`, little-endian, element j of a
 //! 4/5-bit block in the low nibble of `qs[j]` for j < 16 and in the high nibble of
 //! `qs[j − 16]` otherwise; bit 4 of element j in bit j of the little-endian u32 `qh`.
+//!
+//! The constant indices below address fixed-size arrays (a block of 32 values, a block's
+//! bytes), never file data.
 
 use super::quant::{Q4_0_BYTES, Q4_1_BYTES, Q5_0_BYTES, Q5_1_BYTES, Q8_0_BYTES, QK_LEGACY};
 

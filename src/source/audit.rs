@@ -168,7 +168,7 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             read(s, spec.source.start.saturating_add(s_off), s_len, "source", &mut self.sb).await?;
             read(t, spec.target.start.saturating_add(t_off), t_len, "target", &mut self.tb).await?;
             cmp.compare(&self.sb, &self.tb, done);
-            done += n;
+            done = done.saturating_add(n);
             self.tick(s_len, t_len)?;
             if self.options.first_mismatch && cmp.failed() {
                 break;
@@ -203,20 +203,21 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         let mut head = 0u64;
         while head < p.heads {
             let nh = heads_per_read.min(p.heads - head);
-            let r0 = head * p.head_dim;
-            let rows = nh * p.head_dim;
+            let r0 = head.saturating_mul(p.head_dim);
+            let rows = nh.saturating_mul(p.head_dim);
             read(s, spec.source.start.saturating_add(r0.saturating_mul(s_row)), rows.saturating_mul(s_row), "source", &mut self.sb).await?;
             read(t, spec.target.start.saturating_add(r0.saturating_mul(t_row)), rows.saturating_mul(t_row), "target", &mut self.tb).await?;
             let (sb, tb) = (&self.sb, &self.tb);
-            for row in r0..r0 + rows {
+            for row in r0..r0.saturating_add(rows) {
                 let src_row = p.source_row(row);
-                let target_part = part(tb, (row - r0) * t_row, t_row);
-                cmp.compare(part(sb, (src_row - r0) * s_row, s_row), target_part, src_row.saturating_mul(cols));
-                if unpermuted_equal && part(sb, (row - r0) * s_row, s_row) != target_part {
+                let target_part = part(tb, (row - r0).saturating_mul(t_row), t_row);
+                let source_part = part(sb, src_row.saturating_sub(r0).saturating_mul(s_row), s_row);
+                cmp.compare(source_part, target_part, src_row.saturating_mul(cols));
+                if unpermuted_equal && part(sb, (row - r0).saturating_mul(s_row), s_row) != target_part {
                     unpermuted_equal = false;
                 }
             }
-            head += nh;
+            head = head.saturating_add(nh);
             self.tick(rows.saturating_mul(s_row), rows.saturating_mul(t_row))?;
             if self.options.first_mismatch && cmp.failed() {
                 return Ok(None);

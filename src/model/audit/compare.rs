@@ -163,12 +163,12 @@ fn keep_first(slot: &mut Option<Mismatch>, m: Mismatch) {
 impl Diffs {
     /// Records one element pair; true when the values differ.
     fn element(&mut self, index: u64, s: f64, t: f64) -> bool {
-        self.count += 1;
+        self.count = self.count.saturating_add(1);
         self.sum_sq_source += s * s;
         if s == t || (s.is_nan() && t.is_nan()) {
             return false;
         }
-        self.differing += 1;
+        self.differing = self.differing.saturating_add(1);
         let m = Mismatch { index, source: s, target: t };
         keep_first(&mut self.first_diff, m);
         let d = if s.is_nan() && t.is_nan() { 0.0 } else { (t - s).abs() };
@@ -233,7 +233,7 @@ impl Comparator {
                 let n = (source.len() / (*unit_bytes).max(1) * unit_values) as u64;
                 if source == target {
                     // Equal bytes: every element is equal (no need to decode them).
-                    self.diffs.count += n;
+                    self.diffs.count = self.diffs.count.saturating_add(n);
                     return;
                 }
                 let Some(codec) = codec.clone() else {
@@ -246,7 +246,7 @@ impl Comparator {
                 codec.decode(source, &mut self.wide_s);
                 codec.decode(target, &mut self.wide_t);
                 for (k, (&s, &t)) in self.wide_s.iter().zip(&self.wide_t).enumerate() {
-                    self.diffs.element(index + k as u64, s, t);
+                    self.diffs.element(index.saturating_add(k as u64), s, t);
                 }
             }
             Method::Values { source: sc, target: tc, shift, class } => {
@@ -266,19 +266,21 @@ impl Comparator {
                     }
                 }
                 for (k, (&s, &t)) in self.sv.iter().zip(&self.tv).enumerate() {
-                    let i = index + k as u64;
+                    let i = index.saturating_add(k as u64);
                     let (sw, tw) = (f64::from(s), f64::from(t));
                     let differs = self.diffs.element(i, sw, tw);
                     let Class::Requant(r) = class else { continue };
                     let (bv, bb) = (r.block_values().max(1), r.block_bytes());
                     let out = if bv == 1 {
                         // A narrowing float: the target must be the re-encoded source.
-                        let at = k * bb;
-                        self.requant.get(at..at + bb) != target.get(at..at + bb)
+                        let at = k.saturating_mul(bb);
+                        self.requant.get(at..at.saturating_add(bb)) != target.get(at..at.saturating_add(bb))
                     } else {
                         // A block type: within one step |d| of the block's grid.
                         let step = target.get(k / bv * bb..).and_then(|blk| r.step(blk)).map_or(0.0, f64::from);
-                        differs && !((tw - sw).abs() <= step)
+                        // (a NaN difference is not within it)
+                        let within = (tw - sw).abs() <= step;
+                        differs && !within
                     };
                     if out {
                         keep_first(&mut self.diffs.first_out_of_tolerance, Mismatch { index: i, source: sw, target: tw });
@@ -292,11 +294,12 @@ impl Comparator {
     /// unit's first element is named, its values unknown.
     fn undecodable(&mut self, source: &[u8], target: &[u8], index: u64, n: u64, unit_values: u64, unit_bytes: usize) {
         self.diffs.values_known = false;
-        self.diffs.count += n;
+        self.diffs.count = self.diffs.count.saturating_add(n);
         let byte = source.iter().zip(target).position(|(a, b)| a != b).unwrap_or(0);
         let unit = (byte / unit_bytes.max(1)) as u64;
-        self.diffs.differing += 1;
-        keep_first(&mut self.diffs.first_diff, Mismatch { index: index + unit * unit_values, source: f64::NAN, target: f64::NAN });
+        self.diffs.differing = self.diffs.differing.saturating_add(1);
+        let at = index.saturating_add(unit.saturating_mul(unit_values));
+        keep_first(&mut self.diffs.first_diff, Mismatch { index: at, source: f64::NAN, target: f64::NAN });
     }
 
     /// The verdict and statistics.

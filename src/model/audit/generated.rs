@@ -128,15 +128,14 @@ pub fn expected(kind: Generated, arch: &Architecture) -> Result<Expected, NotExp
                 .map(|i| {
                     let freq = 1.0 / theta.powf((2 * i) as f64 / dim as f64);
                     let wavelen = 2.0 * std::f64::consts::PI / freq;
-                    let f = if wavelen < high_wavelen {
+                    if wavelen < high_wavelen {
                         1.0
                     } else if wavelen > low_wavelen {
                         factor
                     } else {
                         let smooth = (original / wavelen - low) / (high - low);
                         1.0 / ((1.0 - smooth) / factor + smooth)
-                    };
-                    f
+                    }
                 })
                 .collect();
             Ok(Expected {

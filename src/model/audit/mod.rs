@@ -42,6 +42,12 @@ use roles::{Generated, QkRole};
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// Longest row (elements) of a permuted Q/K projection the read loop compares. Rows are
+/// `hidden_size` long (3072 for Llama 3.2 3B, 16384 for Llama 3.1 405B); 2^20 leaves room
+/// while bounding what a lying shape makes the loop read and decode at once (a row of
+/// F32 is then at most 4 MiB, 8 MiB once decoded).
+pub const MAX_PERMUTED_ROW_ELEMENTS: u64 = 1 << 20;
+
 /// One side of an audit: its model files, in order (a checkpoint's shards, a split
 /// GGUF's parts, or one file), and config.json's architecture when it was given.
 pub struct Side<'a> {
@@ -115,8 +121,8 @@ impl ReadSpec {
     /// Bytes of `elements` elements on each side (`elements` a multiple of
     /// [`piece_elements`](Self::piece_elements)).
     pub fn bytes_of(&self, elements: u64) -> (u64, u64) {
-        let s = elements / self.source_unit.values.max(1) * self.source_unit.bytes;
-        let t = elements / self.target_unit.values.max(1) * self.target_unit.bytes;
+        let s = (elements / self.source_unit.values.max(1)).saturating_mul(self.source_unit.bytes);
+        let t = (elements / self.target_unit.values.max(1)).saturating_mul(self.target_unit.bytes);
         (s, t)
     }
 }
@@ -273,7 +279,7 @@ fn unit_of(dtype: &TensorDtype) -> Option<Unit> {
 /// `file_len` bytes.
 fn range_of(t: &TensorRef, unit: Unit, elements: u64, file_len: u64) -> Result<TensorRange, String> {
     let all = t.entry.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("its element count overflows u64")?;
-    if unit.values == 0 || all % unit.values != 0 || elements % unit.values != 0 {
+    if unit.values == 0 || !all.is_multiple_of(unit.values) || !elements.is_multiple_of(unit.values) {
         return Err(format!("{all} elements are not a whole number of {}-element units of {}", unit.values, t.entry.dtype));
     }
     let need = (all / unit.values).checked_mul(unit.bytes).ok_or("its byte size overflows u64")?;
@@ -396,6 +402,9 @@ fn compare_pair(
                 return not_compared(format!("the Q/K permutation needs {label}: neither the GGUF nor config.json gives it"));
             };
             let rows = elements / cols.max(1);
+            if cols > MAX_PERMUTED_ROW_ELEMENTS {
+                return not_compared(format!("rows of {cols} elements are longer than the {MAX_PERMUTED_ROW_ELEMENTS} a permuted tensor is compared by"));
+            }
             match QkPermutation::new(rows, heads) {
                 Some(p) => {
                     transforms.push(format!("qk_permutation(n_head={heads})"));
@@ -446,7 +455,7 @@ fn compare_pair(
         method,
     };
     let piece = spec_units.piece_elements();
-    if cols == 0 || elements % cols != 0 || (permutation.is_some() && cols % piece != 0) || elements % piece != 0 {
+    if cols == 0 || !elements.is_multiple_of(cols) || (permutation.is_some() && !cols.is_multiple_of(piece)) || !elements.is_multiple_of(piece) {
         return not_compared(format!(
             "rows of {cols} elements are not a whole number of {piece}-element blocks on both sides"
         ));

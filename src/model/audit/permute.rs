@@ -19,11 +19,11 @@ impl QkPermutation {
     /// The permutation of a projection with `rows` rows split into `heads` heads, or
     /// `None` when the rows are not an even number per head.
     pub fn new(rows: u64, heads: u64) -> Option<QkPermutation> {
-        if heads == 0 || rows % heads != 0 {
+        if heads == 0 || !rows.is_multiple_of(heads) {
             return None;
         }
         let head_dim = rows / heads;
-        if head_dim == 0 || head_dim % 2 != 0 {
+        if head_dim == 0 || !head_dim.is_multiple_of(2) {
             return None;
         }
         Some(QkPermutation { heads, head_dim })

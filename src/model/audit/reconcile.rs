@@ -89,11 +89,14 @@ fn float_type(name: &str) -> bool {
     matches!(name, "F64" | "F32" | "F16" | "BF16")
 }
 
+/// A (source dtype, target dtype) group: its tensors, source bytes and target bytes.
+type Group = ((String, String), (u64, u64, u64));
+
 /// The tensor-byte terms of the pairs.
 fn tensor_terms(pairs: &[PlannedPair]) -> Vec<Term> {
     let bytes = |t: &Option<super::TensorRef>| t.as_ref().and_then(|t| t.entry.bytes).unwrap_or(0);
     // (from, to) → (tensors, source bytes, target bytes), in order of first appearance.
-    let mut groups: Vec<((String, String), (u64, u64, u64))> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut generated = Vec::new();
     let (mut only_source, mut only_source_bytes) = (0u64, 0u64);
     let mut only_target: Vec<&str> = Vec::new();
