@@ -8,7 +8,9 @@
 # (posix_fadvise DONTNEED, these files only) and times `cat` of them — what the kernel
 # delivers in that state: reading a hole means zero-filling page-cache pages, which on a
 # VM whose memory sat idle can be slow — then drops them again and runs the audit cold;
-# a last run is warm (the files in the page cache). Needs python3 with gguf and numpy.
+# a last run is warm (the files in the page cache). Then the page: tests/e2e/bench_audit.mjs
+# audits the same pair in Chromium (RUNS runs; PAGE=0 skips it). Needs what scripts/setup.sh
+# installs (python3 with gguf and numpy, Trunk, Chromium, playwright-core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -33,3 +35,10 @@ done
 echo "warm (in the page cache):"
 audit
 evict
+if [[ "${PAGE:-1}" == 1 ]]; then
+  export PATH="$PWD/node_modules/.bin:$PATH"
+  trunk build --release --offline 2>&1 | tail -n 1
+  echo "the page (Chromium), the same pair:"
+  node tests/e2e/bench_audit.mjs
+  evict
+fi

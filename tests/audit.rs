@@ -78,17 +78,20 @@ fn a_faithful_bf16_conversion_is_exact() {
     // Reconciliation: 5 norms of 32 values BF16 → F32 (+64 bytes each), rope_freqs +32.
     let t = &a.reconciliation.tensor_bytes;
     assert!(t.adds_up);
-    let terms: Vec<(&str, &str, i64)> = t.terms.iter().map(|x| (x.key, x.what.as_str(), x.bytes)).collect();
+    let terms: Vec<(&str, &str, i64)> = t.terms.iter().map(|x| (x.key.as_str(), x.what.as_str(), x.bytes)).collect();
     assert_eq!(terms, [("dtype_change", "5 tensors BF16 → F32", 5 * 64), ("generated", "generated rope_freqs.weight (F32)", 32)]);
     assert_eq!(t.difference, 5 * 64 + 32);
     let f = &a.reconciliation.file_bytes;
     assert!(f.adds_up, "{f:#?}");
     assert_eq!(f.terms.iter().map(|x| i128::from(x.bytes)).sum::<i128>(), i128::from(f.target) - i128::from(f.source));
-    let keys: Vec<&str> = f.terms.iter().map(|x| x.key).collect();
+    let keys: Vec<&str> = f.terms.iter().map(|x| x.key.as_str()).collect();
     assert_eq!(keys, ["safetensors_headers", "gguf_fixed_header", "gguf_kv_tokenizer", "gguf_kv_other", "gguf_tensor_infos", "gguf_padding", "tensor_data"]);
     assert_eq!(f.terms[0].bytes, -(f.terms[0].source_bytes.unwrap() as i64));
     assert_eq!(f.terms[1].bytes, 24);
     assert_eq!(f.terms[6].bytes, t.difference);
+    // The report's audit object reads back (the page's worker sends it as a JS object).
+    let back: Audit = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+    assert_eq!((back.summary, back.pairs.len(), back.reconciliation.file_bytes.terms.len()), (a.summary.clone(), 21, 7));
 }
 
 #[test]
@@ -281,7 +284,7 @@ fn identity_pairing_finds_what_a_fine_tune_changed() {
     assert_eq!(a.mode, "identity");
     assert_eq!(a.summary_line, "18/20 exact, 2 mismatch");
     assert!(a.reconciliation.tensor_bytes.terms.is_empty());
-    let keys: Vec<&str> = a.reconciliation.file_bytes.terms.iter().map(|t| t.key).collect();
+    let keys: Vec<&str> = a.reconciliation.file_bytes.terms.iter().map(|t| t.key.as_str()).collect();
     assert_eq!(keys, ["safetensors_headers", "tensor_data"]);
     let p = a.pairs.iter().find(|p| p.source.as_deref() == Some("model.layers.1.self_attn.q_proj.weight")).unwrap();
     assert_eq!(p.first_mismatch.unwrap().index, 20 * 32 + 5);

@@ -113,6 +113,14 @@ fn part(bytes: &[u8], at: u64, len: u64) -> &[u8] {
 }
 
 impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
+    /// Reads a range of each side into the two buffers, one after the other: in Chromium,
+    /// two `Blob` streams in flight at once read ~30 % faster but the browser's memory then
+    /// grew by 250–780 MiB over the 2 × 6.4 GB pair, against a flat ~45 MiB this way.
+    async fn read_both(&mut self, s: &S, (s_at, s_len): (u64, u64), t: &S, (t_at, t_len): (u64, u64)) -> Result<(), Interrupt> {
+        read(s, s_at, s_len, "source", &mut self.sb).await?;
+        read(t, t_at, t_len, "target", &mut self.tb).await
+    }
+
     fn tick(&mut self, source_bytes: u64, target_bytes: u64) -> Result<(), Interrupt> {
         self.progress.bytes_done = self.progress.bytes_done.saturating_add(source_bytes);
         self.progress.target_bytes_done = self.progress.target_bytes_done.saturating_add(target_bytes);
@@ -165,8 +173,8 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             let n = step.min(total - done);
             let (s_off, t_off) = spec.bytes_of(done);
             let (s_len, t_len) = spec.bytes_of(n);
-            read(s, spec.source.start.saturating_add(s_off), s_len, "source", &mut self.sb).await?;
-            read(t, spec.target.start.saturating_add(t_off), t_len, "target", &mut self.tb).await?;
+            let (s_at, t_at) = (spec.source.start.saturating_add(s_off), spec.target.start.saturating_add(t_off));
+            self.read_both(s, (s_at, s_len), t, (t_at, t_len)).await?;
             cmp.compare(&self.sb, &self.tb, done);
             done = done.saturating_add(n);
             self.tick(s_len, t_len)?;
@@ -188,8 +196,9 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         if head_bytes > self.options.max_head_block_bytes.min(MAX_HEAD_BLOCK_BYTES) {
             for row in 0..spec.rows {
                 let src_row = p.source_row(row);
-                read(s, spec.source.start.saturating_add(src_row.saturating_mul(s_row)), s_row, "source", &mut self.sb).await?;
-                read(t, spec.target.start.saturating_add(row.saturating_mul(t_row)), t_row, "target", &mut self.tb).await?;
+                let s_at = spec.source.start.saturating_add(src_row.saturating_mul(s_row));
+                let t_at = spec.target.start.saturating_add(row.saturating_mul(t_row));
+                self.read_both(s, (s_at, s_row), t, (t_at, t_row)).await?;
                 cmp.compare(&self.sb, &self.tb, src_row.saturating_mul(cols));
                 self.tick(s_row, t_row)?;
                 if self.options.first_mismatch && cmp.failed() {
@@ -205,8 +214,9 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             let nh = heads_per_read.min(p.heads - head);
             let r0 = head.saturating_mul(p.head_dim);
             let rows = nh.saturating_mul(p.head_dim);
-            read(s, spec.source.start.saturating_add(r0.saturating_mul(s_row)), rows.saturating_mul(s_row), "source", &mut self.sb).await?;
-            read(t, spec.target.start.saturating_add(r0.saturating_mul(t_row)), rows.saturating_mul(t_row), "target", &mut self.tb).await?;
+            let s_at = spec.source.start.saturating_add(r0.saturating_mul(s_row));
+            let t_at = spec.target.start.saturating_add(r0.saturating_mul(t_row));
+            self.read_both(s, (s_at, rows.saturating_mul(s_row)), t, (t_at, rows.saturating_mul(t_row))).await?;
             let (sb, tb) = (&self.sb, &self.tb);
             for row in r0..r0.saturating_add(rows) {
                 let src_row = p.source_row(row);

@@ -11,11 +11,17 @@ use wasm_bindgen_futures::JsFuture;
 
 pub struct BlobSource {
     blob: web_sys::Blob,
+    /// The JS buffer [`ByteSource::read_into`] reads into, kept for the next read.
+    spare: std::cell::RefCell<Option<js_sys::ArrayBuffer>>,
 }
+
+/// Largest JS buffer [`BlobSource::read_into`] keeps between reads (a longer read goes
+/// through it in pieces): 64 MiB, the longest chunk any read loop asks for.
+pub const MAX_READ_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
 
 impl BlobSource {
     pub fn new(blob: web_sys::Blob) -> Self {
-        BlobSource { blob }
+        BlobSource { blob, spare: std::cell::RefCell::new(None) }
     }
 
     pub fn blob(&self) -> &web_sys::Blob {
@@ -70,6 +76,57 @@ impl ByteSource for BlobSource {
             )));
         }
         Ok(bytes)
+    }
+
+    /// A BYOB stream reader over `slice(start, end).stream()` into one JS buffer kept from
+    /// read to read (no new `ArrayBuffer` per read for the garbage collector to pile up),
+    /// copied into `buf`; `read_at` when the browser has no byte stream.
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= MAX_SAFE_OFFSET)
+            .ok_or_else(|| SourceError::new(format!("range {start}+{len} is out of reach")))?;
+        let n = usize::try_from(len).map_err(|_| SourceError::new(format!("a read of {len} bytes does not fit in memory")))?;
+        let slice = self
+            .blob
+            .slice_with_f64_and_f64(start as f64, end as f64)
+            .map_err(|e| js_err("Blob.slice failed", e))?;
+        let Ok(reader) = web_sys::ReadableStreamByobReader::new(&slice.stream()) else {
+            *buf = self.read_at(start, len).await?;
+            return Ok(());
+        };
+        let want = u32::try_from(len.clamp(1, MAX_READ_BUFFER_BYTES)).unwrap_or(u32::MAX);
+        let mut js = match self.spare.borrow_mut().take() {
+            Some(b) if b.byte_length() >= want => b,
+            _ => js_sys::ArrayBuffer::new(want),
+        };
+        buf.resize(n, 0);
+        let mut filled = 0usize;
+        while filled < n {
+            let room = u32::try_from(n - filled).unwrap_or(u32::MAX).min(js.byte_length());
+            let view = js_sys::Uint8Array::new_with_byte_offset_and_length(&js, 0, room);
+            let r = JsFuture::from(reader.read_with_array_buffer_view(&view))
+                .await
+                .map_err(|e| js_err(&format!("reading bytes {start}..{end} failed"), e))?;
+            let done = js_sys::Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
+            let value: Option<js_sys::Uint8Array> = js_sys::Reflect::get(&r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok());
+            let Some(value) = value.filter(|_| done != Some(true)) else { break };
+            let got = value.length() as usize;
+            let Some(dst) = buf.get_mut(filled..filled.saturating_add(got)) else { break };
+            value.copy_to(dst);
+            filled += got;
+            // The read transferred the buffer: the bytes came back in a new one, reused next.
+            js = value.buffer();
+            if got == 0 {
+                break;
+            }
+        }
+        let _ = reader.cancel();
+        *self.spare.borrow_mut() = Some(js);
+        if filled != n {
+            return Err(SourceError::new(format!("asked for {len} bytes at {start}, got {filled} (the file changed?)")));
+        }
+        Ok(())
     }
 }
 

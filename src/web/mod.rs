@@ -6,10 +6,12 @@
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
 //! [`model_view`], [`tokenizer_view`], [`table`], [`values`]), [`folder`] (walking a
-//! dropped folder), and the worker side: [`protocol`] (typed messages), [`worker`] and
-//! [`hasher`].
+//! dropped folder), [`audit_view`] (the Audit tab), and the worker side: [`protocol`]
+//! (typed messages), [`worker`], [`audit_worker`] and [`hasher`].
 
 pub mod app;
+pub mod audit_view;
+pub mod audit_worker;
 pub mod components;
 pub mod file_view;
 pub mod folder;

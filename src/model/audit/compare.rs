@@ -13,7 +13,7 @@
 
 use crate::dtype::decode::Codec;
 use crate::dtype::quantize::Requant;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the target's type does to the source's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,7 +50,7 @@ pub fn quantized_rel_rmse(bits: f64) -> f64 {
 }
 
 /// A differing element: its flat index in source row-major order and both values.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Mismatch {
     pub index: u64,
     pub source: f64,
@@ -58,7 +58,7 @@ pub struct Mismatch {
 }
 
 /// A pair's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Exact,

@@ -39,7 +39,7 @@ use generated::{Expected, NotExpected};
 use permute::QkPermutation;
 use reconcile::Reconciliation;
 use roles::{Generated, QkRole};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Longest row (elements) of a permuted Q/K projection the read loop compares. Rows are
@@ -63,7 +63,7 @@ pub struct Side<'a> {
 }
 
 /// A side's description in the report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SideSummary {
     /// "safetensors-checkpoint" (several shards, or an index), "safetensors" (one file)
     /// or "gguf" (one file, or the parts of a split model).
@@ -630,7 +630,7 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
 }
 
 /// One pair in the report (docs/report.md, `audit.pairs`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairReport {
     pub source: Option<String>,
     pub target: Option<String>,
@@ -647,10 +647,10 @@ pub struct PairReport {
     pub reason: Option<String>,
     /// A diagnosis of a mismatch ("target equals the source without the Q/K row
     /// permutation").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
     /// For a generated tensor: what its values were checked against.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedCheck>,
     /// The files the tensors are in (a shard, a split part).
     pub source_file: Option<String>,
@@ -661,19 +661,19 @@ pub struct PairReport {
 }
 
 /// What a generated tensor was checked against (the report's `pairs[].generated`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GeneratedCheck {
     /// "config.json rope_scaling (rope_type llama3)".
     pub from: String,
     /// The config's parameters used ("factor=32, …"), when there are several.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub parameters: String,
     pub expected: Vec<f64>,
     pub rel_tol: f64,
 }
 
 /// Pairs by verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub exact: u64,
     pub close: u64,
@@ -715,7 +715,7 @@ impl Summary {
 }
 
 /// The report's `audit` object (docs/report.md).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Audit {
     /// Every pair exact, close or generated_ok.
     pub ok: bool,
@@ -723,7 +723,7 @@ pub struct Audit {
     pub complete: bool,
     pub architecture: Option<String>,
     /// "conversion" (pairing by role) or "identity" (same format, pairing by name).
-    pub mode: &'static str,
+    pub mode: String,
     /// "20/20 exact" (exact pairs / source tensors) and the other verdicts' counts.
     pub summary_line: String,
     pub source: SideSummary,
@@ -783,7 +783,7 @@ impl Audit {
             ok,
             complete,
             architecture: plan.architecture.clone(),
-            mode: if plan.identity { "identity" } else { "conversion" },
+            mode: if plan.identity { "identity" } else { "conversion" }.to_string(),
             summary_line,
             source: plan.source.clone(),
             target: plan.target.clone(),

@@ -18,37 +18,37 @@
 use super::{PairKind, PlannedPair, Side, SideSummary};
 use crate::formats::Inspection;
 use crate::vocab::Format;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Target tensor names quoted in the `missing_in_source` term (the rest are counted).
 pub const MAX_NAMES_QUOTED: usize = 8;
 
 /// One term: what, and how many bytes it adds to the target (negative: removes).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Term {
-    pub key: &'static str,
+    pub key: String,
     pub what: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensors: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_bytes: Option<u64>,
     pub bytes: i64,
 }
 
 impl Term {
-    fn new(key: &'static str, what: String, bytes: i128) -> Term {
-        Term { key, what, tensors: None, from: None, to: None, source_bytes: None, target_bytes: None, bytes: clamp(bytes) }
+    fn new(key: &str, what: String, bytes: i128) -> Term {
+        Term { key: key.to_string(), what, tensors: None, from: None, to: None, source_bytes: None, target_bytes: None, bytes: clamp(bytes) }
     }
 }
 
 /// Source and target totals and the terms that explain their difference.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Balance {
     pub source: u64,
     pub target: u64,
@@ -60,7 +60,7 @@ pub struct Balance {
 }
 
 /// The report's `reconciliation`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reconciliation {
     pub tensor_bytes: Balance,
     pub file_bytes: Balance,
