@@ -4,10 +4,9 @@
 //! `Blob`), planned, and read side by side by the one audit loop
 //! ([`crate::source::audit::run_audit`]) over [`BlobSource`]s, whose `read_into` reads each
 //! chunk through a BYOB stream into a reused buffer. Progress goes to the page at most every
-//! [`super::worker::PROGRESS_INTERVAL_MS`]; Cancel terminates the worker.
+//! `progress_ms` (the values worker's interval); Cancel terminates the worker.
 
-use super::protocol::{AuditResponse, Request};
-use super::worker::{post, wasm_memory, PROGRESS_INTERVAL_MS};
+use super::protocol::{to_js, AuditResponse, Request};
 use crate::model::audit::plan;
 use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
 use crate::source::blob::BlobSource;
@@ -38,8 +37,16 @@ fn config_input(text: &str) -> Option<SetInput<BlobSource>> {
     Some(SetInput { name: "config.json".into(), src: BlobSource::new(blob), explain: true })
 }
 
-/// Runs an audit request and posts its progress and result.
-pub async fn run(scope: &DedicatedWorkerGlobalScope, request: Request) {
+fn post(scope: &DedicatedWorkerGlobalScope, msg: &AuditResponse) {
+    // A failed post (the page is gone) leaves nothing to tell.
+    if let Ok(v) = to_js(msg) {
+        let _ = scope.post_message(&v);
+    }
+}
+
+/// Runs an audit request and posts its progress (at most every `progress_ms`) and result
+/// (with the worker's memory, `wasm_memory()`).
+pub async fn run(scope: &DedicatedWorkerGlobalScope, request: Request, progress_ms: f64, wasm_memory: fn() -> u64) {
     let Request::Audit { source, source_names, target, target_names, config, first_mismatch } = request else {
         return;
     };
@@ -65,7 +72,7 @@ pub async fn run(scope: &DedicatedWorkerGlobalScope, request: Request) {
     let mut last = f64::NEG_INFINITY;
     let progress = |p: &AuditProgress| {
         let now = js_sys::Date::now();
-        if p.bytes_done == 0 || p.pairs_done == p.pairs || now - last >= PROGRESS_INTERVAL_MS {
+        if p.bytes_done == 0 || p.pairs_done == p.pairs || now - last >= progress_ms {
             last = now;
             post(
                 scope,

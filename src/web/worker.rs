@@ -24,7 +24,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 /// 100 ms 2.25 s, every 250 ms 1.99 s — the same as with no page listening (1.8–2.0 s).
 pub const PROGRESS_INTERVAL_MS: f64 = 250.0;
 
-pub(super) fn post<T: serde::Serialize>(scope: &DedicatedWorkerGlobalScope, msg: &T) {
+fn post(scope: &DedicatedWorkerGlobalScope, msg: &Response) {
     // A failed post (the page is gone) leaves nothing to tell.
     if let Ok(v) = to_js(msg) {
         let _ = scope.post_message(&v);
@@ -51,7 +51,7 @@ pub fn start() {
     post(&scope, &Response::Ready);
 }
 
-pub(super) fn wasm_memory() -> u64 {
+fn wasm_memory() -> u64 {
     wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()
         .ok()
@@ -62,7 +62,7 @@ pub(super) fn wasm_memory() -> u64 {
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     let (file, entry, sha256, chunk, slices) = match from_js::<Request>(data) {
         Ok(Request::Scan { file, entry, sha256, chunk, slices }) => (file, entry, sha256, chunk, slices),
-        Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit).await,
+        Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit, PROGRESS_INTERVAL_MS, wasm_memory).await,
         Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the values worker got a bad request: {e}")))),
     };
     let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
