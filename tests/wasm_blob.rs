@@ -158,7 +158,7 @@ async fn blob_chunks_scan_like_the_native_path() {
     assert!(checked >= 5, "{checked}");
 }
 
-/// `read_into` (the audit's reads: a BYOB stream into one reused JS buffer) gives exactly
+/// `read_into` (the audit's reads: one BYOB stream into one reused JS buffer) gives exactly
 /// the range, into a reused wasm buffer, larger and smaller than the last; a short or far
 /// range is an error.
 #[wasm_bindgen_test]
@@ -173,6 +173,14 @@ async fn read_into_reuses_buffers_and_reads_exact_ranges() {
     assert!(src.read_into(99_990, 20, &mut buf).await.is_err());
     assert!(src.read_into((1u64 << 32) + 16, 10, &mut buf).await.is_err());
     assert!(src.read_into(u64::MAX, 2, &mut buf).await.is_err());
+    // The stream goes on from where a read ended, over a small gap, and a new one opens
+    // for a read behind it or more than MAX_SKIP_BYTES ahead.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let src = BlobSource::new(blob_of(&big));
+    for (start, len) in [(0u64, 10u64), (10, 1000), (1050, 64), (2_500_000, 100), (2_500_100, 400_000), (7, 3)] {
+        src.read_into(start, len, &mut buf).await.unwrap();
+        assert_eq!(buf, big[start as usize..(start + len) as usize].to_vec(), "{start}+{len}");
+    }
 }
 
 /// The audit loop over Blobs: the fixture checkpoint against its converted GGUF (both made
