@@ -7,7 +7,7 @@
 //! it is exported or printed; nothing below this module knows it exists.
 
 use crate::error::Finding;
-use crate::formats::gguf::{GgufFile, Value};
+use crate::formats::gguf::{GgufFile, Value, ValueJson};
 use crate::formats::{Inspection, Parsed};
 use crate::model::audit::Audit;
 use crate::model::checkpoint::CheckpointModel;
@@ -21,12 +21,15 @@ use std::collections::BTreeMap;
 pub const TOOL: &str = "tensorpeek";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The whole document.
+/// The whole document. `F` is how each file is held: owned ([`FileReport`], the page's
+/// export) or borrowing the inspection's tensor list ([`FileReportRef`], the CLI: a header
+/// may list 200,000 tensors, and the report must not hold a second copy of them). Both
+/// serialize to the same JSON.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct Report<F = FileReport> {
     pub tool: &'static str,
     pub version: &'static str,
-    pub files: Vec<FileReport>,
+    pub files: Vec<F>,
     pub model: Option<ModelSection>,
     /// A conversion audit (`tensorpeek audit`, the page's Audit tab), when one ran.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,8 +53,8 @@ impl ModelSection {
     }
 }
 
-impl Report {
-    pub fn new(files: Vec<FileReport>) -> Self {
+impl<T> Report<FileReport<T>> {
+    pub fn new(files: Vec<FileReport<T>>) -> Self {
         Report {
             tool: TOOL,
             version: VERSION,
@@ -61,20 +64,31 @@ impl Report {
         }
     }
 
-    /// The report of inspected files, without values.
-    pub fn of(inspections: &[Inspection]) -> Self {
-        Report::new(inspections.iter().map(|i| FileReport::of(i, &BTreeMap::new())).collect())
-    }
-
     /// True when no file (and no merged model) has an error, and an audit that ran passed.
     pub fn ok(&self) -> bool {
         self.files.iter().all(|f| f.ok)
             && self.model.as_ref().is_none_or(ModelSection::ok)
             && self.audit.as_ref().is_none_or(|a| a.ok)
     }
+}
 
+impl Report {
+    /// The report of inspected files, without values.
+    pub fn of(inspections: &[Inspection]) -> Self {
+        Report::new(inspections.iter().map(|i| FileReport::of(i, &BTreeMap::new())).collect())
+    }
+}
+
+impl<F: Serialize> Report<F> {
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// The same document written as it is serialized (the CLI: no copy of the whole text
+    /// in memory; a name of control characters takes 6 bytes per character in JSON).
+    pub fn write_json_pretty(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
     }
 }
 
@@ -86,9 +100,20 @@ pub struct TensorReport {
     pub stats: Option<Stats>,
 }
 
+/// [`TensorReport`] borrowing the entry (the same JSON).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorRef<'a> {
+    #[serde(flatten)]
+    pub entry: &'a TensorEntry,
+    pub stats: Option<Stats>,
+}
+
+/// A file's report borrowing the inspection's tensors.
+pub type FileReportRef<'a> = FileReport<TensorRef<'a>>;
+
 /// One input file.
 #[derive(Clone, Debug, Serialize)]
-pub struct FileReport {
+pub struct FileReport<T = TensorReport> {
     pub name: String,
     pub size: u64,
     pub format: Format,
@@ -106,7 +131,7 @@ pub struct FileReport {
     pub kv_count: Option<u64>,
     pub data_start: Option<u64>,
     pub metadata: serde_json::Value,
-    pub tensors: Vec<TensorReport>,
+    pub tensors: Vec<T>,
     pub totals: Totals,
     /// Format-specific extras (GGUF layout, model card, tokenizer summary, …).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,15 +142,20 @@ impl FileReport {
     /// The report entry of an inspected file; `stats` are the values read so far, by
     /// tensor index.
     pub fn of(i: &Inspection, stats: &BTreeMap<usize, Stats>) -> FileReport {
-        let tensors = i
-            .tensors()
-            .iter()
-            .enumerate()
-            .map(|(j, e)| TensorReport {
-                entry: e.clone(),
-                stats: stats.get(&j).cloned(),
-            })
-            .collect();
+        FileReport::build(i, stats, |e, stats| TensorReport { entry: e.clone(), stats })
+    }
+}
+
+impl<'a> FileReport<TensorRef<'a>> {
+    /// [`FileReport::of`] borrowing the tensor list.
+    pub fn borrowed(i: &'a Inspection, stats: &BTreeMap<usize, Stats>) -> Self {
+        FileReport::build(i, stats, |entry, stats| TensorRef { entry, stats })
+    }
+}
+
+impl<T> FileReport<T> {
+    fn build<'a>(i: &'a Inspection, stats: &BTreeMap<usize, Stats>, tensor: impl Fn(&'a TensorEntry, Option<Stats>) -> T) -> Self {
+        let tensors = i.tensors().iter().enumerate().map(|(j, e)| tensor(e, stats.get(&j).cloned())).collect();
         let mut r = FileReport {
             name: i.name.clone(),
             size: i.size,
@@ -170,7 +200,7 @@ pub fn gguf_metadata(g: &GgufFile) -> serde_json::Value {
     serde_json::Value::Object(
         g.kvs
             .iter()
-            .map(|kv| (kv.key.clone(), serde_json::to_value(&kv.value).unwrap_or(serde_json::Value::Null)))
+            .map(|kv| (kv.key.clone(), serde_json::to_value(ValueJson(&kv.value)).unwrap_or(serde_json::Value::Null)))
             .collect(),
     )
 }
@@ -203,4 +233,26 @@ pub fn gguf_details(g: &GgufFile) -> serde_json::Value {
         "model_card": g.card,
         "tokenizer": g.tokenizer,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{safetensors, Parsed, Step};
+
+    #[test]
+    fn owned_and_borrowed_reports_are_the_same_json() {
+        let header = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.resize(bytes.len() + 8, 0);
+        let Step::Done(h) = safetensors::parse(&bytes, bytes.len() as u64) else { panic!() };
+        let i = Inspection::new("a.safetensors", bytes.len() as u64, Format::Safetensors, bytes.len() as u64 - 8, Parsed::Safetensors(h));
+        let owned = Report::new(vec![FileReport::of(&i, &BTreeMap::new())]).to_json_pretty();
+        let borrowed = Report::new(vec![FileReport::borrowed(&i, &BTreeMap::new())]);
+        let mut written = Vec::new();
+        borrowed.write_json_pretty(&mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), owned + "\n");
+        assert!(borrowed.ok());
+    }
 }

@@ -86,7 +86,12 @@ pub struct AdaptiveHistogram {
     inv_width: f64,
     counts: Vec<u64>,
     started: bool,
+    rebins: u64,
 }
+
+/// The narrowest bin: one step of the smallest F64 subnormal (2^-1074). Any two distinct
+/// f64 values are at least this far apart, so no finite span is too narrow to bin.
+pub const MIN_BIN_WIDTH: f64 = 5e-324;
 
 impl Default for AdaptiveHistogram {
     fn default() -> Self {
@@ -96,6 +101,7 @@ impl Default for AdaptiveHistogram {
             inv_width: 1.0,
             counts: vec![0; HISTOGRAM_BINS],
             started: false,
+            rebins: 0,
         }
     }
 }
@@ -109,19 +115,49 @@ impl AdaptiveHistogram {
     pub fn start(&mut self, min: f64, max: f64) {
         let span = max - min;
         let mut width = if span > 0.0 && span.is_finite() {
-            // Widen by 1/1024 so that `max` lands in the last bin, not past it.
-            span / Self::bins_f() * (1.0 + 1.0 / 1024.0)
+            // Widen by 1/1024 so that `max` lands in the last bin, not past it. A span below
+            // 256 × the smallest subnormal (F64 values a few ulps apart near zero) rounds
+            // to 0 here: the width is then at least one subnormal step, so that doubling it
+            // always makes progress and values a step apart land in different bins.
+            (span / Self::bins_f() * (1.0 + 1.0 / 1024.0)).max(MIN_BIN_WIDTH)
         } else {
-            // All values equal so far: a small range around the value.
-            (min.abs() * f64::EPSILON * 1024.0).max(f64::MIN_POSITIVE)
+            // All values equal so far: a small range around the value (subnormals included:
+            // the next distinct value may be one subnormal step away).
+            (min.abs() * f64::EPSILON * 1024.0).max(MIN_BIN_WIDTH)
         };
         if !width.is_finite() {
             width = f64::MAX / Self::bins_f();
         }
         self.lo = if span > 0.0 { min } else { min - width * Self::bins_f() / 2.0 };
-        self.width = width;
-        self.inv_width = 1.0 / width;
+        self.set_width(width);
         self.started = true;
+    }
+
+    /// Sets the bin width and its reciprocal. Below 2^-1022 the reciprocal overflows f64;
+    /// `inv_width` is then 0 and [`bin_of`](Self::bin_of) divides instead of multiplying.
+    fn set_width(&mut self, width: f64) {
+        self.width = width;
+        let inv = 1.0 / width;
+        self.inv_width = if inv.is_finite() { inv } else { 0.0 };
+    }
+
+    /// The position of `v` in bin units from `lo` (in range when `0 <= t < bins`).
+    #[inline(always)]
+    fn bin_of(v: f64, lo: f64, width: f64, inv_width: f64) -> f64 {
+        if inv_width > 0.0 {
+            (v - lo) * inv_width
+        } else {
+            // Only for subnormal widths: differences of subnormals are exact, and so is
+            // the quotient of two multiples of the smallest subnormal.
+            (v - lo) / width
+        }
+    }
+
+    /// How many times the range has doubled so far. Each doubling at least doubles the
+    /// width, which starts at or above [`MIN_BIN_WIDTH`] and stays finite, so this never
+    /// exceeds about 2,100 over a histogram's life: adding a value costs O(1) amortized.
+    pub fn rebins(&self) -> u64 {
+        self.rebins
     }
 
     pub fn is_started(&self) -> bool {
@@ -131,7 +167,7 @@ impl AdaptiveHistogram {
     /// Adds a finite value `weight` times.
     #[inline(always)]
     pub fn add(&mut self, v: f64, weight: u64) {
-        let t = (v - self.lo) * self.inv_width;
+        let t = Self::bin_of(v, self.lo, self.width, self.inv_width);
         if t >= 0.0 && t < Self::bins_f() {
             if let Some(c) = self.counts.get_mut(t as usize) {
                 *c += weight;
@@ -149,9 +185,9 @@ impl AdaptiveHistogram {
         const ROUND: usize = 1 << 20;
         let mut local = [[0u32; HISTOGRAM_BINS]; 4];
         for round in values.chunks(ROUND) {
-            let (mut lo, mut inv) = (self.lo, self.inv_width);
+            let (mut lo, mut width, mut inv) = (self.lo, self.width, self.inv_width);
             for (i, &v) in round.iter().enumerate() {
-                let t = (v - lo) * inv;
+                let t = Self::bin_of(v, lo, width, inv);
                 // NaN and ±Inf fail this test (comparisons with NaN are false).
                 if t >= 0.0 && t < Self::bins_f() {
                     if let Some(c) = local.get_mut(i & 3).and_then(|l| l.get_mut(t as usize)) {
@@ -160,7 +196,7 @@ impl AdaptiveHistogram {
                 } else if v.is_finite() {
                     self.flush(&mut local);
                     self.add_outside(v, 1);
-                    (lo, inv) = (self.lo, self.inv_width);
+                    (lo, width, inv) = (self.lo, self.width, self.inv_width);
                 }
             }
             self.flush(&mut local);
@@ -182,30 +218,34 @@ impl AdaptiveHistogram {
             self.start(v, v);
         }
         let n = HISTOGRAM_BINS;
-        // Each doubling halves the distance in bins; bounded by the f64 exponent range.
-        for _ in 0..4096 {
-            let t = (v - self.lo) * self.inv_width;
+        // Each doubling halves the distance in bins and at least doubles the width (which
+        // is never below MIN_BIN_WIDTH), so the loop ends within the f64 exponent range:
+        // it stops when the value fits or the range cannot grow any further.
+        loop {
+            let t = Self::bin_of(v, self.lo, self.width, self.inv_width);
             if t >= 0.0 && t < Self::bins_f() {
                 break;
             }
-            let new_width = self.width * 2.0;
+            let new_width = (self.width * 2.0).max(MIN_BIN_WIDTH);
             let new_lo = if t < 0.0 { self.lo - self.width * Self::bins_f() } else { self.lo };
-            if !new_width.is_finite() || !(new_lo + new_width * Self::bins_f()).is_finite() || !new_lo.is_finite() {
+            if new_width.partial_cmp(&self.width) != Some(std::cmp::Ordering::Greater) || !new_width.is_finite() || !(new_lo + new_width * Self::bins_f()).is_finite() || !new_lo.is_finite() {
                 break; // cannot grow: clamp below
             }
-            let mut merged = vec![0u64; n];
+            // Merge bin pairs in place: downward growth moves the merged bins to the upper
+            // half (the new lower half covers the span added below).
             let shift = if t < 0.0 { n / 2 } else { 0 };
+            let mut merged = [0u64; HISTOGRAM_BINS];
             for (i, c) in self.counts.iter().enumerate() {
                 if let Some(m) = merged.get_mut(shift + i / 2) {
                     *m += *c;
                 }
             }
-            self.counts = merged;
+            self.counts.copy_from_slice(&merged);
             self.lo = new_lo;
-            self.width = new_width;
-            self.inv_width = 1.0 / new_width;
+            self.set_width(new_width);
+            self.rebins += 1;
         }
-        let t = (v - self.lo) * self.inv_width;
+        let t = Self::bin_of(v, self.lo, self.width, self.inv_width);
         let idx = if t.is_nan() || t < 0.0 {
             0
         } else {
@@ -609,6 +649,84 @@ mod tests {
         h.add(f64::MAX, 1);
         h.add(-f64::MAX, 1);
         assert_eq!(h.total(), 12);
+    }
+
+    /// Regression (issue 12, found by fuzzing): F64 values a subnormal step apart made the
+    /// bin width round to 0; every value then took the widening loop 4,096 times (≈ 1 ms
+    /// each: 18 s for 16 Ki values) and the histogram came out as lo = hi = 0.
+    #[test]
+    fn subnormal_span_histogram_is_exact_and_cheap() {
+        let tiny = f64::from_bits(1); // 4.9e-324, the smallest subnormal
+        let values: Vec<f64> = (0..16_384).map(|i| if i % 2 == 0 { 0.0 } else { tiny }).collect();
+        // One batch, then value by value (the first batch then has a single value).
+        for batch in [16_384, 1] {
+            let mut a = StatsAccumulator::new(f64::MIN_POSITIVE, &[16_384], false);
+            for c in values.chunks(batch) {
+                a.push(c);
+            }
+            let h = a.hist.clone();
+            let s = a.finish();
+            let hist = s.histogram.unwrap();
+            assert_eq!(hist.counts.iter().sum::<u64>(), 16_384, "batch {batch}");
+            assert_eq!(hist.counts.first(), Some(&8_192), "batch {batch}: {hist:?}");
+            assert_eq!(hist.counts.last(), Some(&8_192), "batch {batch}: {hist:?}");
+            assert!(hist.lo <= 0.0 && hist.hi > tiny && hist.hi < 1e-300, "batch {batch}: {hist:?}");
+            assert!(hist.hi > hist.lo);
+            assert_eq!(h.rebins(), 0, "no widening needed for values inside the first range");
+            assert_eq!((s.zeros, s.subnormals), (8_192, 8_192));
+            assert_eq!((s.min, s.max), (Some(0.0), Some(tiny)));
+        }
+        // The two values land in adjacent bins of one subnormal step.
+        let mut h = AdaptiveHistogram::default();
+        h.start(0.0, tiny);
+        h.add_batch(&values);
+        assert_eq!(h.finish().unwrap().counts, vec![8_192, 8_192]);
+    }
+
+    /// The same input as stored F64 bytes through the tensor scanner (decode → stats), in
+    /// chunks of odd sizes.
+    #[test]
+    fn subnormal_span_through_the_f64_scanner() {
+        use crate::dtype::decode::Codec;
+        use crate::values::TensorScanner;
+        let bytes: Vec<u8> = (0..16_384u64).flat_map(|i| if i % 2 == 0 { 0u64 } else { 1u64 }.to_le_bytes()).collect();
+        let mut s = TensorScanner::new(Codec::F64, &[16_384], bytes.len() as u64, false);
+        for c in bytes.chunks(4_099) {
+            s.feed(c);
+        }
+        let st = s.finish().unwrap();
+        let hist = st.histogram.unwrap();
+        assert_eq!(hist.counts, vec![8_192, 8_192]);
+        assert_eq!((hist.lo, hist.hi), (0.0, 2.0 * f64::from_bits(1)));
+    }
+
+    /// From a subnormal width to the whole f64 range: every value counted once, and the
+    /// widening bounded by the exponent range (not by the number of values).
+    #[test]
+    fn widening_from_subnormal_to_extremes_is_bounded() {
+        let tiny = f64::from_bits(1);
+        let mut h = AdaptiveHistogram::default();
+        h.start(0.0, tiny);
+        let mut n = 0u64;
+        for k in 0..2_000 {
+            let v = f64::from_bits(1u64 << (k % 63)) * if k % 3 == 0 { -1.0 } else { 1.0 };
+            h.add(v, 1);
+            n += 1;
+        }
+        for v in [f64::MAX, -f64::MAX, 1.0, -1.0, tiny, -tiny] {
+            h.add(v, 1);
+            n += 1;
+        }
+        assert_eq!(h.total(), n);
+        assert!(h.rebins() <= 2_200, "{} doublings", h.rebins());
+        // Narrow spans of every float type's scale also bin apart.
+        for (a, b) in [(0.0, 5.96e-8), (0.0, 1.4e-45), (1.0, 1.0 + f64::EPSILON)] {
+            let mut h = AdaptiveHistogram::default();
+            h.start(a, b);
+            h.add_batch(&[a, b, a, b]);
+            let f = h.finish().unwrap();
+            assert_eq!((f.counts.first(), f.counts.last()), (Some(&2), Some(&2)), "{a} {b}: {f:?}");
+        }
     }
 
     #[test]

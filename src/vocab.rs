@@ -67,14 +67,14 @@ impl TensorEntry {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DtypeTotals {
     pub tensors: u64,
     pub params: u64,
     pub bytes: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
     pub tensors: u64,
     pub params: u64,
@@ -108,7 +108,7 @@ impl Totals {
 
 /// What a tokenizer is, from a GGUF file's `tokenizer.*` metadata or a checkpoint's
 /// `tokenizer.json` / `tokenizer_config.json`. Fields a source does not have stay empty.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenizerSummary {
     /// The tokenizer model: GGUF `tokenizer.ggml.model` ("gpt2", "llama"), or tokenizer.json
     /// `model.type` ("BPE", "Unigram", …).
@@ -150,23 +150,23 @@ impl TokenizerSummary {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenTypeCount {
     pub id: i64,
     /// gguf-py's `TokenType` name ("NORMAL", "CONTROL", …), "?" for an id it does not define.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     pub count: u64,
 }
 
 /// A special token: its role when it has one, its id and its text when they are known.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpecialToken {
     pub role: Option<String>,
     pub id: Option<u64>,
     pub text: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatTemplate {
     pub name: String,
     pub template: String,

@@ -67,3 +67,21 @@ fn usage_errors_exit_2() {
     assert_eq!(bin().args(["frobnicate", "x"]).output().unwrap().status.code(), Some(2));
     assert_eq!(bin().args(["inspect", "/nonexistent/file.safetensors"]).output().unwrap().status.code(), Some(2));
 }
+
+/// `tensorpeek sha256` prints what `sha256sum` prints (checked against Python's hashlib).
+#[test]
+fn sha256_lines_match_sha256sum() {
+    let files = ["tiny_model.safetensors", "stories260K.gguf"];
+    let paths: Vec<String> = files.iter().map(|f| format!("{}/tests/fixtures/{f}", env!("CARGO_MANIFEST_DIR"))).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tensorpeek")).arg("sha256").args(&paths).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import hashlib, sys\nfor p in sys.argv[1:]: print(hashlib.sha256(open(p, 'rb').read()).hexdigest() + '  ' + p)")
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), String::from_utf8(want.stdout).unwrap());
+    let missing = std::process::Command::new(env!("CARGO_BIN_EXE_tensorpeek")).args(["sha256", "/no/such/file"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}

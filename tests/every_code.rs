@@ -24,11 +24,15 @@ fn _every_variant_is_listed(c: Code) {
         | NameTooLong | TooManyDims | ZeroDim | BlockMisaligned | UnknownGgmlType | RemovedGgmlType | UnalignedOffset
         | InvalidAlignment | MissingShard | TensorNotInShard | TensorNotInIndex | TensorInWrongShard | TotalSizeMismatch
         | MissingTensor | UnexpectedTensor | ShapeMismatch | InvalidIndex | InvalidConfig | SplitMissing | SplitMismatch
-        | InvalidTokenizer | VocabMismatch | CompanionTooLarge | DuplicateCompanion | ValuesNotDecoded | FileChanged => {}
+        | InvalidTokenizer | VocabMismatch | CompanionTooLarge | DuplicateCompanion | ValuesNotDecoded | FileChanged
+        | PickleTruncated | PickleMalformed | PickleLimit | DangerousGlobal | UnknownGlobal | UnexpectedPersistentId
+        | ZipMalformed | CompressedMember | MissingStorage | TensorPastStorage | StorageSizeMismatch | NpyMalformed
+        | UnsupportedDtype | NonContiguous | NotConvertible | SuspiciousText | ChatTemplateUnsafe | LimitExceeded
+        | LlamaCppIncompatible => {}
     }
 }
 
-const LISTED: usize = 62;
+const LISTED: usize = 81;
 
 fn inspect(bytes: Vec<u8>, name: &str) -> Inspection {
     pollster::block_on(source::inspect(&MemorySource::new(bytes), name))
@@ -183,6 +187,26 @@ fn scan_codes(header: &str, data: usize, tensor: usize) -> Vec<Code> {
     }
 }
 
+/// A pickle-based file's findings (`formats::torch`), from a fixture or from bytes.
+fn torch_codes(bytes: &[u8]) -> Vec<Code> {
+    codes(tensorpeek::formats::torch::parse_all(bytes).0.findings)
+}
+
+fn pickle_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/tests/fixtures/pickle/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The legacy torch file with its first storage's recorded element count lowered by one.
+fn legacy_short_storage() -> Vec<u8> {
+    let b = pickle_fixture("state_dict_legacy.pt");
+    let (i, _) = tensorpeek::formats::torch::parse_all(&b);
+    let start = i.tensors.iter().filter(|t| t.storage_offset == 0).filter_map(|t| t.start).min().unwrap() as usize;
+    let mut v = b.clone();
+    let count = u64::from_le_bytes(b[start - 8..start].try_into().unwrap());
+    v[start - 8..start].copy_from_slice(&(count - 1).to_le_bytes());
+    v
+}
+
 fn trigger(code: Code) -> Vec<Code> {
     use Code::*;
     let llama = r#"{"model_type":"llama","hidden_size":4,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":8,"tie_word_embeddings":true}"#;
@@ -197,6 +221,27 @@ fn trigger(code: Code) -> Vec<Code> {
         TensorGap => st(r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}"#, 3),
         TensorPastEnd => st(r#"{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}"#, 2),
         TrailingBytes => st(r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#, 5),
+        SuspiciousText => {
+            let mut out = Gguf::new().kv("general.name", 8, gstr("Llama\u{202e}3".as_bytes())).codes();
+            out.extend(st(r#"{"__metadata__":{"note":"<script>alert(1)</script>"}}"#, 0));
+            out
+        }
+        LimitExceeded => {
+            // One metadata entry past the limit (each a 1-byte U8).
+            let n = tensorpeek::formats::MAX_METADATA_ENTRIES + 1;
+            let mut g = Gguf::new();
+            for i in 0..n {
+                g = g.kv(&format!("k{i}"), 0, vec![1]);
+            }
+            g.codes()
+        }
+        ChatTemplateUnsafe => {
+            let t = "{{ cycler.__init__.__globals__.os.popen('id').read() }}";
+            let mut out = Gguf::new().kv("tokenizer.chat_template", 8, gstr(t.as_bytes())).codes();
+            let cfg = format!(r#"{{"chat_template": {}}}"#, serde_json::to_string(t).unwrap());
+            out.extend(model_codes(&[], &[("tokenizer_config.json", cfg.as_str())]));
+            out
+        }
         HeaderTooLarge => {
             let mut v = 100_000_001u64.to_le_bytes().to_vec();
             v.extend_from_slice(b"{}");
@@ -254,6 +299,7 @@ fn trigger(code: Code) -> Vec<Code> {
         RemovedGgmlType => Gguf::new().tensor("t", &[16], 4, 0).data(10).codes(),
         UnalignedOffset => Gguf::new().tensor("t", &[4], 0, 1).data(17).codes(),
         InvalidAlignment => Gguf::new().u32kv("general.alignment", 3).codes(),
+        LlamaCppIncompatible => Gguf::new().tensor("t", &[4, 0], 0, 0).codes(),
         MissingShard => model_codes(&[shard("a.safetensors", &[("x", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors","y":"b.safetensors"}}"#)]),
         TensorNotInShard => model_codes(&[shard("a.safetensors", &[("x", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}"#)]),
         TensorNotInIndex => model_codes(&[shard("a.safetensors", &[("x", 1), ("y", 1)])], &[("model.safetensors.index.json", r#"{"weight_map":{"x":"a.safetensors"}}"#)]),
@@ -279,7 +325,8 @@ fn trigger(code: Code) -> Vec<Code> {
         }
         DuplicateCompanion => model_codes(&[], &[("config.json", llama), ("config2.json", llama)]),
         ValuesNotDecoded => {
-            let g = Gguf::new().tensor("t", &[256], 16, 0).data(66);
+            // A removed ggml type (IQ4_NL_4_4: 18 bytes per 32 values) is sized, never decoded.
+            let g = Gguf::new().tensor("t", &[32], 36, 0).data(18);
             let i = inspect(g.bytes(), "x.gguf");
             let t = i.tensors().first().cloned().unwrap();
             let r = pollster::block_on(scan_tensor(&MemorySource::new(g.bytes()), &t, 0, false, |_, _| true));
@@ -299,6 +346,22 @@ fn trigger(code: Code) -> Vec<Code> {
             // And through a source: a tensor whose range was fine is fine.
             out.extend(scan_codes(header, 8, 0));
             out
+        }
+        PickleTruncated => torch_codes(&pickle_fixture("truncated.pkl")),
+        PickleMalformed | DangerousGlobal => torch_codes(&pickle_fixture("mal__pickle_loads.pkl")),
+        PickleLimit => torch_codes(&[b"(".repeat(70_000), b".".to_vec()].concat()),
+        UnknownGlobal => torch_codes(&pickle_fixture("obf_ext.pkl")),
+        UnexpectedPersistentId => torch_codes(b"\x80\x02X\x01\x00\x00\x00aQ."),
+        ZipMalformed => torch_codes(&pickle_fixture("truncated_zip.pt")),
+        CompressedMember => torch_codes(&pickle_fixture("compressed.npz")),
+        MissingStorage => torch_codes(&pickle_fixture("missing_storage.pt")),
+        TensorPastStorage | StorageSizeMismatch => torch_codes(&legacy_short_storage()),
+        NpyMalformed => torch_codes(b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'\n"),
+        UnsupportedDtype => torch_codes(&pickle_fixture("be_i32.npy")),
+        NonContiguous => torch_codes(&pickle_fixture("f64_fortran.npy")),
+        NotConvertible => {
+            let (i, _) = tensorpeek::formats::torch::parse_all(&pickle_fixture("mal_os_system.pkl"));
+            tensorpeek::formats::torch::convert::plan(&i).err().map(|f| vec![f.code]).unwrap_or_default()
         }
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use tensorpeek::error::Code;
-use tensorpeek::formats::gguf::{self, Endian, GgufFile, Value};
+use tensorpeek::formats::gguf::{self, Endian, GgufFile, Value, ValueJson};
 use tensorpeek::formats::{Inspection, Parsed, Step};
 use tensorpeek::model::gguf_split;
 use tensorpeek::report::FileReport;
@@ -51,10 +51,10 @@ fn check(gguf_path: &Path, expected_path: &Path) {
             Value::Array(a) => {
                 assert_eq!(Some(a.elem_type.name()), w["elem_type"].as_str(), "{name} {key}");
                 assert_eq!(a.len, w["len"].as_u64().unwrap(), "{name} {key}");
-                let head: Vec<Json> = a.head.iter().map(|v| serde_json::to_value(v).unwrap()).collect();
+                let head: Vec<Json> = a.head.iter().map(|v| serde_json::to_value(ValueJson(v)).unwrap()).collect();
                 assert_eq!(&Json::Array(head), &w["head"], "{name} {key}");
             }
-            v => assert_eq!(serde_json::to_value(v).unwrap(), w["value"], "{name} {key}"),
+            v => assert_eq!(serde_json::to_value(ValueJson(v)).unwrap(), w["value"], "{name} {key}"),
         }
     }
 
@@ -105,7 +105,7 @@ fn all_types_summaries() {
     let t = &g.tokenizer;
     assert_eq!(t.model.as_deref(), Some("gpt2"));
     assert_eq!((t.tokens, t.merges), (Some(300), Some(90)));
-    let types: Vec<(i64, &str, u64)> = t.token_types.iter().map(|c| (c.id, c.name, c.count)).collect();
+    let types: Vec<(i64, &str, u64)> = t.token_types.iter().map(|c| (c.id, c.name.as_ref(), c.count)).collect();
     assert_eq!(types, vec![(1, "NORMAL", 298), (3, "CONTROL", 2)]);
     assert_eq!(t.role("bos").and_then(|b| b.text.as_deref()), Some("<t1>"));
     assert_eq!(t.role("eos").and_then(|b| b.text.as_deref()), Some("<t299>"));
@@ -172,4 +172,26 @@ fn split_model_merges() {
     assert_eq!(missing.len(), 1);
     assert!(missing[0].message.contains("split-00002-of-00003.gguf"), "{}", missing[0].message);
     assert_eq!(missing[0].file.as_deref(), Some("split-00002-of-00003.gguf"));
+}
+
+/// An inspection crosses from the page's parse worker to the page as bytes: every fixture
+/// comes back the same, GGUF dtypes still ggml types.
+#[test]
+fn inspections_round_trip_as_bytes() {
+    let mut n = 0;
+    for dir in [fixtures(), fixtures().join("gguf")] {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if !p.extension().is_some_and(|x| x == "gguf" || x == "safetensors") {
+                continue;
+            }
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let i = pollster::block_on(source::inspect(&MemorySource::new(std::fs::read(&p).unwrap()), &name));
+            let back = Inspection::from_bytes(&i.to_bytes().unwrap()).unwrap();
+            assert_eq!(format!("{back:?}"), format!("{i:?}"), "{name}");
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n}");
+    assert!(Inspection::from_bytes(b"\xff\xff\xff").is_err());
 }

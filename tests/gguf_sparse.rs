@@ -41,7 +41,7 @@ fn sparse_llama32_3b() {
     let Parsed::Gguf(g) = &ins.parsed else { panic!("not parsed as GGUF") };
     assert_eq!(g.tokenizer.tokens, Some(128_256));
     assert_eq!(g.tokenizer.merges, Some(280_147));
-    let types: Vec<(i64, &str, u64)> = g.tokenizer.token_types.iter().map(|c| (c.id, c.name, c.count)).collect();
+    let types: Vec<(i64, &str, u64)> = g.tokenizer.token_types.iter().map(|c| (c.id, c.name.as_ref(), c.count)).collect();
     assert_eq!(types, vec![(1, "NORMAL", 128_000), (3, "CONTROL", 256)]);
     assert_eq!(g.tokenizer.role("bos").and_then(|b| b.text.as_deref()), Some("<|begin_of_text|>"));
     assert_eq!(g.tokenizer.role("eos").and_then(|b| b.text.as_deref()), Some("<|eot_id|>"));

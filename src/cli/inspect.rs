@@ -44,14 +44,19 @@ pub fn run(paths: &[PathBuf], json: bool) -> ExitCode {
         }
     };
     let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
-    let mut report = Report::new(set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())).collect());
+    let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
     report.model = match (&set.checkpoint, set.splits.first()) {
         (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),
         (None, Some(s)) => Some(ModelSection::Split(Box::new(s.clone()))),
         (None, None) => None,
     };
     if json {
-        println!("{}", report.to_json_pretty());
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        if let Err(e) = report.write_json_pretty(&mut out).and_then(|()| std::io::Write::flush(&mut out)) {
+            eprintln!("tensorpeek: writing the report failed: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
     } else {
         for f in set.inspections() {
             print_file(f, set.checkpoint.is_none());

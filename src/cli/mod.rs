@@ -1,7 +1,8 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
-//! `tensorpeek audit SRC… --against DST… [--json] [--first-mismatch]` ([`audit`]) and the
-//! hidden benchmarks `bench-values` ([`bench`]) and `bench-audit` ([`audit::bench`]). Text output is in [`print`]; the exit status in [`exit`]:
+//! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek audit SRC… --against DST… [--json]
+//! [--first-mismatch]` ([`audit`]) and the hidden benchmarks `bench-values` ([`bench`]) and
+//! `bench-audit` ([`audit::bench`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod audit;
@@ -9,6 +10,7 @@ mod bench;
 pub mod exit;
 mod inspect;
 mod print;
+mod sha256;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -72,6 +74,12 @@ enum Command {
         #[arg(long, required = true, num_args = 1..)]
         against: Vec<PathBuf>,
     },
+    /// The SHA-256 of whole files, as `sha256sum` prints it (`HEX  PATH`): compare a
+    /// download with its published hash.
+    Sha256 {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -103,6 +111,7 @@ pub fn main() -> ExitCode {
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
         Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
         Command::BenchAudit { source, against } => audit::bench(&source, &against),
+        Command::Sha256 { files } => sha256::run(&files),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

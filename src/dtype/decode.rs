@@ -42,7 +42,7 @@ pub const MAX_UNIT_BYTES: usize = quant::MAX_BLOCK_BYTES;
 /// Why a tensor's values cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotDecoded {
-    /// A known type whose decoding is not implemented (IQ*, TQ*, Q8_1, NVFP4, …).
+    /// A known type whose decoding is not implemented (the ids ggml removed: Q4_0_4_4, …).
     Unsupported(String),
     /// A type name we do not know at all.
     Unknown(String),
@@ -506,9 +506,27 @@ mod tests {
     }
 
     #[test]
+    fn every_current_ggml_type_decodes_with_the_table_s_sizes() {
+        use crate::dtype::ggml::GGML_TYPES;
+        for t in GGML_TYPES {
+            match Codec::for_ggml(t.name) {
+                Ok(c) => {
+                    assert!(!t.is_removed(), "{}", t.name);
+                    assert_eq!((c.unit_values() as u64, c.unit_bytes() as u64), (t.block_size, t.type_size), "{}", t.name);
+                    assert!(c.unit_bytes() <= MAX_UNIT_BYTES, "{}", t.name);
+                }
+                Err(e) => {
+                    assert!(t.is_removed(), "{} should decode", t.name);
+                    assert_eq!(e, NotDecoded::Unsupported(t.name.to_string()));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unknown_and_unsupported() {
-        assert!(matches!(Codec::for_ggml("IQ2_XXS"), Err(NotDecoded::Unsupported(_))));
-        assert!(matches!(Codec::for_ggml("TQ1_0"), Err(NotDecoded::Unsupported(_))));
+        assert!(matches!(Codec::for_ggml("Q4_0_4_4"), Err(NotDecoded::Unsupported(_))));
+        assert!(matches!(Codec::for_ggml("Q4_3"), Err(NotDecoded::Unsupported(_))));
         assert!(matches!(Codec::for_ggml("NOPE"), Err(NotDecoded::Unknown(_))));
         assert!(matches!(Codec::for_dtype(&crate::dtype::TensorDtype::Unknown("Q4_0".into())), Err(NotDecoded::Unknown(_))));
         assert!(matches!(Codec::for_dtype(&crate::dtype::TensorDtype::Ggml(99)), Err(NotDecoded::Unknown(_))));

@@ -58,7 +58,9 @@ pub const GGML_TYPES: [GgmlType; GGML_TYPE_COUNT as usize] = [
     t(6, "Q5_0", 32, 2 + 4 + 16, C),
     t(7, "Q5_1", 32, 2 + 2 + 4 + 16, C),
     t(8, "Q8_0", 32, 2 + 32, C),
-    t(9, "Q8_1", 32, 4 + 4 + 32, C),
+    // block_q8_1 { ggml_half d; ggml_half s; int8_t qs[32]; } in today's ggml-common.h and
+    // gguf-py 0.19 alike (36 bytes); older ggml stored d and s as f32 (40 bytes).
+    t(9, "Q8_1", 32, 2 + 2 + 32, C),
     t(10, "Q2_K", QK_K, 2 + 2 + QK_K / 16 + QK_K / 4, C),
     t(11, "Q3_K", QK_K, 2 + QK_K / 4 + QK_K / 8 + 12, C),
     t(12, "Q4_K", QK_K, 2 + 2 + QK_K / 2 + 12, C),

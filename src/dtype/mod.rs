@@ -1,8 +1,12 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
-//! `decode` turns stored bytes into values; `quant` dequantizes ggml block types;
-//! `quantize` goes the other way for the types a converter writes deterministically.
+//! `decode` turns stored bytes into values; `quant` and `iquant` dequantize ggml block types
+//! (`grids`: ggml's i-quant lookup tables); `quantize` goes the other way for the types a
+//! converter writes deterministically.
 
+mod block;
 pub mod decode;
+pub mod grids;
+pub mod iquant;
 pub mod quant;
 
 pub mod ggml;
@@ -66,17 +70,41 @@ impl std::fmt::Display for TensorDtype {
     }
 }
 
-/// In the report a dtype is its name (docs/report.md).
+/// The lossless form of a [`TensorDtype`], for binary transport (the page's worker).
+#[derive(Serialize, Deserialize)]
+enum DtypeRepr {
+    Safetensors(String),
+    Ggml(u32),
+    Unknown(String),
+}
+
+/// In the report (JSON, human-readable) a dtype is its name (docs/report.md); in a binary
+/// encoding it keeps its family, so a GGUF `BF16` stays a ggml type.
 impl Serialize for TensorDtype {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.name())
+        if s.is_human_readable() {
+            return s.serialize_str(&self.name());
+        }
+        match self {
+            TensorDtype::Safetensors(d) => DtypeRepr::Safetensors(d.name().to_string()),
+            TensorDtype::Ggml(id) => DtypeRepr::Ggml(*id),
+            TensorDtype::Unknown(n) => DtypeRepr::Unknown(n.clone()),
+        }
+        .serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for TensorDtype {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = Cow::<str>::deserialize(d)?;
-        Ok(TensorDtype::from_name(&name))
+        if d.is_human_readable() {
+            let name = Cow::<str>::deserialize(d)?;
+            return Ok(TensorDtype::from_name(&name));
+        }
+        Ok(match DtypeRepr::deserialize(d)? {
+            DtypeRepr::Safetensors(n) => Dtype::from_name(&n).map_or(TensorDtype::Unknown(n), TensorDtype::Safetensors),
+            DtypeRepr::Ggml(id) => TensorDtype::Ggml(id),
+            DtypeRepr::Unknown(n) => TensorDtype::Unknown(n),
+        })
     }
 }
 

@@ -7,18 +7,20 @@
 //! `(d·sc)·q − (dmin·m)`), so the values equal gguf-py's `dequantize` bit for bit; they
 //! are widened to f64 only for the statistics.
 //!
-//! Decoded: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, MXFP4.
-//! Not decoded (reported as "values not decoded for this type"): the IQ* and TQ* types,
-//! NVFP4, and Q8_1 (an intermediate type for dot products that ggml never writes to
-//! files; gguf-py and ggml-common.h even disagree on its block size, 40 vs 36 bytes).
+//! Decoded here: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, MXFP4;
+//! in [`super::iquant`] (through [`QuantKind::Ext`]): the IQ*, TQ*, NVFP4, Q1_0, Q2_0 and
+//! Q8_1 types. Not decoded (reported as "values not decoded for this type"): only the ids
+//! ggml removed (Q4_2, Q4_3, Q4_0_x_y, IQ4_NL_x_y), which no current ggml reads.
 //!
 //! Fixed indices into the fixed-size block arrays below are bounded by the block layout
 //! constants (loop counters), never by file data.
 
+use super::block::{blocks, f16_at, KVALUES_MXFP4};
+pub use super::block::{MAX_BLOCK_BYTES, QK_K};
+use super::iquant::ExtKind;
+
 /// Elements per block of the "legacy" quants (ggml-common.h `QK4_0` … `QK8_0`).
 pub const QK_LEGACY: usize = 32;
-/// Elements per super-block of the k-quants (ggml-common.h `QK_K`).
-pub const QK_K: usize = 256;
 /// Bytes of packed 6-bit scales/mins in Q4_K and Q5_K (ggml-common.h `K_SCALE_SIZE`).
 pub const K_SCALE_SIZE: usize = 12;
 /// Elements per MXFP4 block (ggml-common.h `QK_MXFP4`).
@@ -67,18 +69,12 @@ const _: () = assert!(Q6_K_BYTES == 210);
 const _: () = assert!(Q8_K_BYTES == 292);
 const _: () = assert!(MXFP4_BYTES == 17);
 
-/// The largest block of any decoded type.
-pub const MAX_BLOCK_BYTES: usize = Q8_K_BYTES;
+const _: () = assert!(Q8_K_BYTES == MAX_BLOCK_BYTES, "Q8_K is the largest block");
 
-/// E2M1 values doubled (ggml `kvalues_mxfp4`; OCP MX spec FP4 table × 2). The E8M0
-/// scale is halved to match (`ggml_e8m0_to_fp32_half`).
-const KVALUES_MXFP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
-
-/// ggml types that exist but whose values we do not decode.
-const KNOWN_UNDECODED: &[&str] = &[
-    "Q8_1", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS", "IQ1_M", "TQ1_0",
-    "TQ2_0", "NVFP4", "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8",
-];
+/// ggml types that exist but whose values we do not decode: the ids ggml removed
+/// (ggml.rs `Status::Removed`).
+const KNOWN_UNDECODED: &[&str] =
+    &["Q4_2", "Q4_3", "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8"];
 
 pub fn is_known_undecoded(name: &str) -> bool {
     KNOWN_UNDECODED.contains(&name)
@@ -99,6 +95,8 @@ pub enum QuantKind {
     Q6_K,
     Q8_K,
     MXFP4,
+    /// A type of [`super::iquant`] (IQ*, TQ*, NVFP4, Q1_0, Q2_0, Q8_1).
+    Ext(ExtKind),
 }
 
 impl QuantKind {
@@ -116,7 +114,7 @@ impl QuantKind {
             "Q6_K" => QuantKind::Q6_K,
             "Q8_K" => QuantKind::Q8_K,
             "MXFP4" => QuantKind::MXFP4,
-            _ => return None,
+            other => QuantKind::Ext(ExtKind::from_name(other)?),
         })
     }
 
@@ -134,6 +132,7 @@ impl QuantKind {
             QuantKind::Q6_K => Q6_K_BYTES,
             QuantKind::Q8_K => Q8_K_BYTES,
             QuantKind::MXFP4 => MXFP4_BYTES,
+            QuantKind::Ext(k) => k.block_bytes(),
         }
     }
 
@@ -141,6 +140,7 @@ impl QuantKind {
         match self {
             QuantKind::Q4_0 | QuantKind::Q4_1 | QuantKind::Q5_0 | QuantKind::Q5_1 | QuantKind::Q8_0 => QK_LEGACY,
             QuantKind::MXFP4 => QK_MXFP4,
+            QuantKind::Ext(k) => k.block_values(),
             _ => QK_K,
         }
     }
@@ -161,26 +161,11 @@ impl QuantKind {
             QuantKind::Q6_K => blocks::<Q6_K_BYTES, QK_K>(bytes, out, q6_k),
             QuantKind::Q8_K => blocks::<Q8_K_BYTES, QK_K>(bytes, out, q8_k),
             QuantKind::MXFP4 => blocks::<MXFP4_BYTES, QK_MXFP4>(bytes, out, mxfp4),
+            QuantKind::Ext(k) => k.decode(bytes, out),
         }
     }
 }
 
-/// Runs a fixed-size block decoder over every whole block.
-#[inline(always)]
-fn blocks<const B: usize, const V: usize>(bytes: &[u8], out: &mut Vec<f64>, f: fn(&[u8; B], &mut [f32; V])) {
-    let mut y = [0f32; V];
-    for c in bytes.chunks_exact(B) {
-        if let Ok(b) = <&[u8; B]>::try_from(c) {
-            f(b, &mut y);
-            out.extend(y.iter().map(|&v| f64::from(v)));
-        }
-    }
-}
-
-#[inline(always)]
-fn f16_at(lo: u8, hi: u8) -> f32 {
-    half::f16::from_le_bytes([lo, hi]).to_f32()
-}
 
 fn q4_0(b: &[u8; Q4_0_BYTES], y: &mut [f32; QK_LEGACY]) {
     let d = f16_at(b[0], b[1]);

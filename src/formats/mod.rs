@@ -7,9 +7,15 @@
 
 pub mod gguf;
 pub mod safetensors;
+pub mod npy;
+pub mod pickle;
+pub mod text;
+pub mod torch;
+pub mod zip;
 
 use crate::error::{Finding, Severity};
 use crate::vocab::{Format, TensorEntry, Totals};
+use serde::{Deserialize, Serialize};
 
 /// The outcome of one parse attempt over a prefix of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +24,30 @@ pub enum Step<T> {
     Done(T),
     /// The parser needs a prefix of at least this many bytes (never more than the file).
     Need(u64),
+}
+
+/// Most tensors read from one file's header, in any format. Each costs ~200 bytes of
+/// memory (`TensorEntry`) for as few as 24 bytes of header (a GGUF tensor info), so a
+/// dense hostile header would otherwise take 8× its size (issue 12's bound is 4× + 64
+/// MiB). Real files hold hundreds to a few thousand (a Llama 3 70B GGUF: 724; DeepSeek-V3
+/// in safetensors: 91,991 tensors over 163 shards, ~560 per shard; even Qwen3-235B's
+/// 36,000 unmerged expert weights are spread over 118 shards); 100,000 is far above any
+/// of them and costs at most ~20 MiB. Past it: `LimitExceeded`, the first ones kept.
+pub const MAX_TENSORS: u64 = 100_000;
+/// Most metadata entries read from one file's header (GGUF key-value pairs, safetensors
+/// `__metadata__` entries). An entry costs ~100 bytes kept for as few as 7–13 bytes of
+/// header; real files have 1–60 (GGUF: general.*, the architecture's keys, tokenizer.*).
+/// 10,000 is over a hundred times that. Past it: `LimitExceeded`, the first ones kept.
+pub const MAX_METADATA_ENTRIES: u64 = 10_000;
+
+/// Pushes onto a list that grows by a quarter at a time instead of doubling: a list of
+/// 200,000 tensors of ~200 bytes would otherwise hold up to twice its length, and three
+/// times while it is being moved.
+pub(crate) fn push_grow<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact((v.len() / 4).max(16));
+    }
+    v.push(x);
 }
 
 /// Bytes needed to tell the formats apart.
@@ -46,7 +76,7 @@ pub fn sniff(prefix: &[u8], file_len: u64) -> Format {
 }
 
 /// A file's header as its format's parser read it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Parsed {
     Safetensors(safetensors::Header),
     Gguf(Box<gguf::GgufFile>),
@@ -99,7 +129,8 @@ impl Parsed {
 
 /// One file, inspected: its name and length, the bytes the driver read, what the parser
 /// made of it, and the findings of reading it (a failed read, an unknown format).
-#[derive(Clone, Debug)]
+/// Serializable as a whole: the page's worker hands it to the page (postcard, binary).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Inspection {
     pub name: String,
     pub size: u64,
@@ -196,6 +227,17 @@ impl Inspection {
     /// N, the safetensors JSON header's length.
     pub fn header_len(&self) -> Option<u64> {
         self.parsed.safetensors().and_then(|h| h.header_len)
+    }
+
+    /// The inspection in a compact binary form (postcard), for handing it from the page's
+    /// parse worker to the page.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        postcard::to_stdvec(self).map_err(|e| e.to_string())
+    }
+
+    /// An inspection back from [`Inspection::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Inspection, String> {
+        postcard::from_bytes(bytes).map_err(|e| e.to_string())
     }
 }
 

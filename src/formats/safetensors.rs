@@ -6,13 +6,14 @@
 //! suspicious names). It never fails outright: a broken file yields findings and whatever
 //! could still be read.
 
-use super::Step;
+use super::text::{Tally, TextKind};
+use super::{Step, MAX_METADATA_ENTRIES, MAX_TENSORS};
 use crate::dtype::{Dtype, TensorDtype};
-use crate::error::{Code, Finding};
+use crate::error::{clip, keep_bounded, Code, Finding};
 use crate::vocab::TensorEntry;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -24,13 +25,18 @@ pub const MAX_HEADER_LEN: u64 = 100_000_000;
 /// shape); anything deeper is hostile. Checked by a linear scan before serde sees the
 /// text, so no input can exhaust the stack.
 pub const MAX_JSON_DEPTH: usize = 64;
+/// Most dimensions read from a shape. NumPy 2 allows 64 (`NPY_MAXDIMS`; NumPy 1: 32) and
+/// PyTorch fewer in practice, so no reference writer makes more; past it the shape is an
+/// `InvalidField` and is not kept (a shape of millions of 1s would cost 8 bytes kept per
+/// 2 bytes of header).
+pub const MAX_SHAPE_DIMS: usize = 64;
 /// The key that holds the free-form string map.
 pub const METADATA_KEY: &str = "__metadata__";
 /// The fields a tensor entry may have.
 const TENSOR_FIELDS: [&str; 3] = ["dtype", "shape", "data_offsets"];
 
 /// The validated header of a safetensors file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Header {
     /// N, when the first 8 bytes could be read.
     pub header_len: Option<u64>,
@@ -161,75 +167,221 @@ fn parse_json(bytes: &[u8], file_len: u64, h: &mut Header) {
             return;
         }
     };
-    let entries = match Entries::parse(raw.get()) {
-        Some(e) => e,
-        None => {
-            h.findings.push(
-                Finding::error(Code::HeaderNotObject, "the header JSON is not an object")
-                    .at(LEN_PREFIX.saturating_add(lead as u64))
-                    .field("header"),
-            );
-            return;
-        }
-    };
     let data_start = h.data_start.unwrap_or(LEN_PREFIX);
-    let at = |raw: &RawValue| LEN_PREFIX.saturating_add(offset_in(text, raw.get()));
-
-    let mut seen: HashSet<&str> = HashSet::new();
-    for (key, value) in &entries.0 {
-        if !seen.insert(key.as_str()) {
-            h.findings.push(
-                Finding::error(
-                    Code::DuplicateKey,
-                    format!("the key {key:?} appears more than once in the header; readers keep only one of them"),
-                )
-                .at(at(value))
-                .tensor(key.as_str()),
-            );
-        }
-        if key == METADATA_KEY {
-            parse_metadata(value, &at, h);
-            continue;
-        }
-        if let Some(t) = parse_tensor(key, value, data_start, &at, h) {
-            h.tensors.push(t);
-        }
-    }
-    check_layout(h, data_start, file_len);
-}
-
-fn parse_metadata(value: &RawValue, at: &dyn Fn(&RawValue) -> u64, h: &mut Header) {
-    let Some(map) = Entries::parse(value.get()) else {
+    // The top-level entries, one at a time as serde_json reads them (nothing is collected
+    // first: an entry of a few dozen bytes must not cost more than its tensor).
+    h.tensors.reserve_exact(top_level_entries(bytes).min(MAX_TENSORS as usize));
+    let mut walk = Walk {
+        h,
+        text,
+        data_start,
+        seen: HashSet::new(),
+        values: Tally::default(),
+        keys: Tally::default(),
+        entries: 0,
+        metadata_entries: 0,
+        truncated: false,
+    };
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let ok = (&mut de).deserialize_map(&mut walk).is_ok() && de.end().is_ok();
+    let Walk { h, seen, keys, values, truncated, .. } = walk;
+    drop(seen);
+    if !ok {
         h.findings.push(
-            Finding::error(Code::InvalidMetadata, "__metadata__ is not an object of strings")
-                .at(at(value))
-                .field(METADATA_KEY),
+            Finding::error(Code::HeaderNotObject, "the header JSON is not an object")
+                .at(LEN_PREFIX.saturating_add(lead as u64))
+                .field("header"),
         );
         return;
-    };
-    let mut seen: HashSet<&str> = HashSet::new();
-    for (k, v) in &map.0 {
-        if !seen.insert(k.as_str()) {
-            h.findings.push(
-                Finding::error(
-                    Code::DuplicateKey,
-                    format!("the __metadata__ key {k:?} appears more than once"),
-                )
-                .at(at(v))
-                .field(METADATA_KEY),
+    }
+    for (tally, what) in [(&keys, "__metadata__ keys"), (&values, "__metadata__ values")] {
+        if tally.count > 0 {
+            h.findings.push(Finding::warning(Code::SuspiciousText, tally.describe(what)).at_opt(tally.first_offset).field(METADATA_KEY));
+        }
+    }
+    if !truncated {
+        check_layout(h, data_start, file_len);
+    }
+    crate::error::cap_findings(&mut h.findings);
+}
+
+/// Top-level entries (':' at depth 1 outside strings), to size the tensor list once.
+fn top_level_entries(bytes: &[u8]) -> usize {
+    let (mut depth, mut in_string, mut escaped, mut n) = (0usize, false, false, 0usize);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 1 => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+/// The walk over the header object's entries.
+struct Walk<'h, 'de> {
+    h: &'h mut Header,
+    text: &'de str,
+    data_start: u64,
+    seen: HashSet<Cow<'de, str>>,
+    keys: Tally,
+    values: Tally,
+    entries: u64,
+    metadata_entries: u64,
+    /// More tensors than [`MAX_TENSORS`]: the rest were not read.
+    truncated: bool,
+}
+
+impl<'de> Visitor<'de> for &mut Walk<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(Key(key)) = map.next_key_seed(KeySeed)? {
+            if self.truncated {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let value: &'de RawValue = map.next_value()?;
+            keep_bounded(&mut self.h.findings);
+            let at = LEN_PREFIX.saturating_add(offset_in(self.text, value.get()));
+            if self.seen.contains(&key) {
+                self.h.findings.push(
+                    Finding::error(
+                        Code::DuplicateKey,
+                        format!("the key {:?} appears more than once in the header; readers keep only one of them", clip(&key)),
+                    )
+                    .at(at)
+                    .tensor(&*key),
+                );
+            }
+            if key == METADATA_KEY {
+                self.metadata(value);
+            } else if self.entries >= MAX_TENSORS {
+                self.h.findings.push(
+                    Finding::error(
+                        Code::LimitExceeded,
+                        format!("the header lists more than {MAX_TENSORS} tensors, the most read from one file; the rest were not read, so the data section is not checked"),
+                    )
+                    .at(at)
+                    .tensor(&*key),
+                );
+                self.truncated = true;
+            } else {
+                self.entries += 1;
+                let text = self.text;
+                let at_of = |raw: &RawValue| LEN_PREFIX.saturating_add(offset_in(text, raw.get()));
+                if let Some(t) = parse_tensor(&key, value, self.data_start, &at_of, self.h) {
+                    self.h.tensors.push(t);
+                }
+            }
+            self.seen.insert(key);
+        }
+        Ok(())
+    }
+}
+
+impl Walk<'_, '_> {
+    fn metadata(&mut self, value: &RawValue) {
+        let text = self.text;
+        let at = |raw: &RawValue| LEN_PREFIX.saturating_add(offset_in(text, raw.get()));
+        let Some(map) = Entries::parse(value.get(), MAX_METADATA_ENTRIES as usize) else {
+            self.h.findings.push(
+                Finding::error(Code::InvalidMetadata, "__metadata__ is not an object of strings")
+                    .at(at(value))
+                    .field(METADATA_KEY),
             );
+            return;
+        };
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (k, v) in &map.0 {
+            keep_bounded(&mut self.h.findings);
+            let k: &str = k;
+            if self.metadata_entries >= MAX_METADATA_ENTRIES {
+                self.h.findings.push(
+                    Finding::error(
+                        Code::LimitExceeded,
+                        format!("__metadata__ has {} entries; only the first {MAX_METADATA_ENTRIES} are read", map.1),
+                    )
+                    .at(at(v))
+                    .field(METADATA_KEY),
+                );
+                break;
+            }
+            self.metadata_entries += 1;
+            if !seen.insert(k) {
+                self.h.findings.push(
+                    Finding::error(
+                        Code::DuplicateKey,
+                        format!("the __metadata__ key {:?} appears more than once", clip(k)),
+                    )
+                    .at(at(v))
+                    .field(METADATA_KEY),
+                );
+            }
+            self.keys.check(k, TextKind::Name, at(v), k);
+            match serde_json::from_str::<String>(v.get()) {
+                Ok(s) => {
+                    self.values.check(&s, TextKind::Value, at(v), k);
+                    self.h.metadata.push((k.to_string(), s));
+                }
+                Err(_) => self.h.findings.push(
+                    Finding::error(
+                        Code::InvalidMetadata,
+                        format!("__metadata__[{:?}] is {}, not a string", clip(k), json_kind(v.get())),
+                    )
+                    .at(at(v))
+                    .field(format!("{METADATA_KEY}.{}", clip(k))),
+                ),
+            }
         }
-        match serde_json::from_str::<String>(v.get()) {
-            Ok(s) => h.metadata.push((k.clone(), s)),
-            Err(_) => h.findings.push(
-                Finding::error(
-                    Code::InvalidMetadata,
-                    format!("__metadata__[{k:?}] is {}, not a string", json_kind(v.get())),
-                )
-                .at(at(v))
-                .field(format!("{METADATA_KEY}.{k}")),
-            ),
-        }
+    }
+}
+
+/// A key, borrowed from the header text when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<'de>, D::Error> {
+        d.deserialize_str(KeySeed)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v)))
     }
 }
 
@@ -241,17 +393,17 @@ fn parse_tensor(
     h: &mut Header,
 ) -> Option<TensorEntry> {
     let entry_at = at(value);
-    if name.chars().any(is_suspicious_char) {
+    if let Some(why) = super::text::suspicious(name, TextKind::Name) {
         h.findings.push(
             Finding::warning(
                 Code::SuspiciousName,
-                format!("the tensor name {name:?} holds control characters or bidirectional overrides, which can make it display as another name"),
+                format!("the tensor name {} holds {}, which can make it display as another name or as markup", super::text::escape_example(name), why.describe()),
             )
             .at(entry_at)
             .tensor(name),
         );
     }
-    let Some(fields) = Entries::parse(value.get()) else {
+    let Some(fields) = Entries::parse(value.get(), MAX_FIELDS_READ) else {
         h.findings.push(
             Finding::error(
                 Code::MissingField,
@@ -274,25 +426,36 @@ fn parse_tensor(
     };
     let mut seen: HashSet<&str> = HashSet::new();
     for (k, v) in &fields.0 {
-        if !seen.insert(k.as_str()) {
+        let k: &str = k;
+        if !seen.insert(k) {
             h.findings.push(
-                Finding::error(Code::DuplicateKey, format!("the field {k:?} appears more than once"))
+                Finding::error(Code::DuplicateKey, format!("the field {:?} appears more than once", clip(k)))
                     .at(at(v))
                     .tensor(name)
-                    .field(k.as_str()),
+                    .field(k),
             );
         }
-        if !TENSOR_FIELDS.contains(&k.as_str()) {
+        if !TENSOR_FIELDS.contains(&k) {
             h.findings.push(
                 Finding::warning(
                     Code::UnknownField,
-                    format!("the entry has an unknown field {k:?}, which readers ignore"),
+                    format!("the entry has an unknown field {:?}, which readers ignore", clip(k)),
                 )
                 .at(at(v))
                 .tensor(name)
-                .field(k.as_str()),
+                .field(k),
             );
         }
+    }
+    if fields.1 > fields.0.len() {
+        h.findings.push(
+            Finding::warning(
+                Code::UnknownField,
+                format!("the entry has {} fields; the {} past the first {MAX_FIELDS_READ} were not read", fields.1, fields.1 - fields.0.len()),
+            )
+            .at(entry_at)
+            .tensor(name),
+        );
     }
 
     // dtype
@@ -322,7 +485,7 @@ fn parse_tensor(
             h.findings.push(
                 Finding::error(
                     Code::UnknownDtype,
-                    format!("the dtype {s:?} is not a safetensors dtype"),
+                    format!("the dtype {:?} is not a safetensors dtype", clip(s)),
                 )
                 .at(at(raw))
                 .tensor(name)
@@ -339,12 +502,12 @@ fn parse_tensor(
             None
         }
         Some(raw) => {
-            let s = u64_array(raw.get());
+            let s = u64_array(raw.get(), MAX_SHAPE_DIMS);
             if s.is_none() {
                 h.findings.push(
                     Finding::error(
                         Code::InvalidField,
-                        "shape is not an array of non-negative integers",
+                        format!("shape is not an array of at most {MAX_SHAPE_DIMS} non-negative integers"),
                     )
                     .at(at(raw))
                     .tensor(name)
@@ -361,7 +524,7 @@ fn parse_tensor(
             missing("data_offsets", h);
             None
         }
-        Some(raw) => match u64_array(raw.get()).as_deref() {
+        Some(raw) => match u64_array(raw.get(), 2).as_deref() {
             Some(&[b, e]) => Some((b, e, raw)),
             _ => {
                 h.findings.push(
@@ -482,9 +645,10 @@ fn check_layout(h: &mut Header, data_start: u64, file_len: u64) {
     let mut cursor = 0u64;
     let mut cursor_owner: Option<&str> = None;
     for &(begin, end, name) in &spans {
+        keep_bounded(&mut found);
         if begin > cursor {
             let msg = match cursor_owner {
-                Some(prev) => format!("{} bytes after {prev:?} belong to no tensor", begin - cursor),
+                Some(prev) => format!("{} bytes after {:?} belong to no tensor", begin - cursor, clip(prev)),
                 None => format!("the first {} bytes of the data section belong to no tensor", begin - cursor),
             };
             found.push(
@@ -499,7 +663,7 @@ fn check_layout(h: &mut Header, data_start: u64, file_len: u64) {
                     Code::TensorOverlap,
                     format!(
                         "its bytes [{begin}, {end}) overlap {:?}, which runs to {cursor}",
-                        cursor_owner.unwrap_or("another tensor")
+                        clip(cursor_owner.unwrap_or("another tensor"))
                     ),
                 )
                 .at_opt(data_start.checked_add(begin))
@@ -541,21 +705,25 @@ fn check_layout(h: &mut Header, data_start: u64, file_len: u64) {
     h.findings.extend(found);
 }
 
+/// Fields of one tensor entry read (there are three; more are `UnknownField`s, and past
+/// this many they are counted, not read).
+pub const MAX_FIELDS_READ: usize = 16;
+
 /// A JSON object's entries in file order, duplicates kept, values left as raw text (so
-/// their byte offsets in the header are known). serde_json's own map would silently keep
-/// only the last of two equal keys.
-struct Entries<'a>(Vec<(String, &'a RawValue)>);
+/// their byte offsets in the header are known): the first `max`, and how many there are.
+/// serde_json's own map would silently keep only the last of two equal keys.
+struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>, usize);
 
 impl<'a> Entries<'a> {
-    fn parse(text: &'a str) -> Option<Self> {
+    fn parse(text: &'a str, max: usize) -> Option<Self> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let e = de.deserialize_map(EntriesVisitor).ok()?;
+        let e = de.deserialize_map(EntriesVisitor(max)).ok()?;
         de.end().ok()?;
         Some(e)
     }
 }
 
-struct EntriesVisitor;
+struct EntriesVisitor(usize);
 
 impl<'de> Visitor<'de> for EntriesVisitor {
     type Value = Entries<'de>;
@@ -566,21 +734,43 @@ impl<'de> Visitor<'de> for EntriesVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(k) = map.next_key::<String>()? {
-            let v: &'de RawValue = map.next_value()?;
-            out.push((k, v));
+        let mut n = 0usize;
+        while let Some(Key(k)) = map.next_key_seed(KeySeed)? {
+            n += 1;
+            if out.len() < self.0 {
+                let v: &'de RawValue = map.next_value()?;
+                out.push((k, v));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
         }
-        Ok(Entries(out))
+        Ok(Entries(out, n))
     }
 }
 
-/// A JSON array of integers that fit u64 (no sign, no fraction).
-fn u64_array(text: &str) -> Option<Vec<u64>> {
-    let values: Vec<serde_json::Number> = Vec::<serde_json::Number>::deserialize(
-        &mut serde_json::Deserializer::from_str(text),
-    )
-    .ok()?;
-    values.iter().map(serde_json::Number::as_u64).collect()
+/// A JSON array of at most `max` integers that fit u64 (no sign, no fraction); `None`
+/// otherwise (without reading more than `max` + 1 of them).
+fn u64_array(text: &str, max: usize) -> Option<Vec<u64>> {
+    struct V(usize);
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<Vec<u64>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an array of integers")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(n) = seq.next_element::<serde_json::Number>()? {
+                match n.as_u64() {
+                    Some(x) if out.len() < self.0 => out.push(x),
+                    _ => return Ok(None),
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    // An early `None` leaves the rest unread; the header was validated as JSON already.
+    de.deserialize_seq(V(max)).ok().flatten()
 }
 
 fn json_kind(text: &str) -> &'static str {

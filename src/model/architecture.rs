@@ -11,7 +11,7 @@
 //! which config key drives which dimension, family defaults) come from the configuration
 //! and modeling files of `transformers`.
 
-use crate::error::{Code, Finding};
+use crate::error::{clip, keep_bounded, Code, Finding};
 use crate::fmt::shape as fmt_shape;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -128,7 +128,7 @@ impl Architecture {
                         findings.push(
                             Finding::warning(
                                 Code::InvalidConfig,
-                                format!("{file}: {key:?} is {v}, not a positive integer up to {MAX_DIM}"),
+                                format!("{file}: {key:?} is {}, not a positive integer up to {MAX_DIM}", clip(&v.to_string())),
                             )
                             .field(key),
                         );
@@ -352,32 +352,16 @@ impl Architecture {
     }
 }
 
-/// Most findings of one code the inventory check lists one by one; the rest are counted in a last
-/// finding. A config that does not belong to the tensors (or claims thousands of layers)
-/// would otherwise bury the page under one finding per tensor.
-pub const MAX_FINDINGS_PER_CODE: usize = 200;
+/// Most findings of one code listed one by one (the rest are counted in a last finding):
+/// the crate-wide cap, [`crate::error::MAX_FINDINGS_PER_CODE`]. A config that does not
+/// belong to the tensors (or claims thousands of layers) would otherwise bury the page
+/// under one finding per tensor.
+pub use crate::error::MAX_FINDINGS_PER_CODE;
 
 /// Keeps the first [`MAX_FINDINGS_PER_CODE`] findings of each code and counts the rest.
-pub fn cap_findings(findings: Vec<Finding>) -> Vec<Finding> {
-    let mut kept: Vec<Finding> = Vec::new();
-    let mut per_code: HashMap<Code, usize> = HashMap::new();
-    let mut dropped: Vec<(Code, bool, usize)> = Vec::new();
-    for f in findings {
-        let n = per_code.entry(f.code).or_insert(0);
-        if *n < MAX_FINDINGS_PER_CODE {
-            *n += 1;
-            kept.push(f);
-        } else if let Some(d) = dropped.iter_mut().find(|d| d.0 == f.code) {
-            d.2 = d.2.saturating_add(1);
-        } else {
-            dropped.push((f.code, f.is_error(), 1));
-        }
-    }
-    for (code, error, n) in dropped {
-        let message = format!("… and {n} more {code} findings like the ones above");
-        kept.push(if error { Finding::error(code, message) } else { Finding::warning(code, message) });
-    }
-    kept
+pub fn cap_findings(mut findings: Vec<Finding>) -> Vec<Finding> {
+    crate::error::cap_findings(&mut findings);
+    findings
 }
 
 /// One tensor the config implies.
@@ -468,6 +452,7 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
     });
     let mut expected_names = BTreeSet::new();
     for e in &expected {
+        keep_bounded(&mut findings);
         expected_names.insert(e.name.as_str());
         match by_name.get(e.name.as_str()) {
             Some(t) if t.shape == e.shape.as_slice() => a.matched += 1,
@@ -485,14 +470,14 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
                 } else {
                     format!(
                         "{} has shape {} but config.json implies {} ({})",
-                        e.name,
+                        clip(&e.name),
                         fmt_shape(t.shape),
                         fmt_shape(&e.shape),
                         e.why
                     )
                 };
                 findings.push(
-                    Finding::error(Code::ShapeMismatch, format!("{what}; it is in {}", t.file))
+                    Finding::error(Code::ShapeMismatch, format!("{what}; it is in {}", clip(t.file)))
                         .tensor(e.name.as_str())
                         .field("shape"),
                 );
@@ -516,6 +501,7 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
         }
     }
     for t in present {
+        keep_bounded(&mut findings);
         if expected_names.contains(t.name) {
             continue;
         }
@@ -523,20 +509,21 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
         let message = if t.name.ends_with(".rotary_emb.inv_freq") {
             format!(
                 "{} in {} is a rotary-embedding buffer that current loaders recompute and ignore",
-                t.name, t.file
+                clip(t.name),
+                clip(t.file)
             )
         } else if t.name == "lm_head.weight" && arch.tie_word_embeddings {
             format!(
                 "lm_head.weight is stored in {} although tie_word_embeddings is true; loaders tie it to the embedding and ignore these bytes",
-                t.file
+                clip(t.file)
             )
         } else {
             format!(
                 "{} {} in {} is not among the tensors config.json implies for {}",
-                t.name,
+                clip(t.name),
                 fmt_shape(t.shape),
-                t.file,
-                arch.model_type.as_deref().unwrap_or("this model")
+                clip(t.file),
+                clip(arch.model_type.as_deref().unwrap_or("this model"))
             )
         };
         findings.push(Finding::warning(Code::UnexpectedTensor, message).tensor(t.name));

@@ -11,7 +11,7 @@
 use super::architecture::{self, Architecture, InventoryCheck, Present};
 use super::companions::{self, IndexSummary};
 use super::files::{base_name, companion_kind, Kind, MAX_COMPANION_BYTES};
-use crate::error::{Code, Finding, Severity};
+use crate::error::{clip, keep_bounded, Code, Finding, Severity};
 use crate::formats::{safetensors, Inspection};
 use crate::vocab::{Format, TensorEntry, Totals, TokenizerSummary};
 use serde::Serialize;
@@ -336,13 +336,14 @@ fn collect_shards(files: &[&Inspection], findings: &mut Vec<Finding>) -> Shards 
 
     let mut reported = BTreeSet::new();
     for t in &out.tensors {
+        keep_bounded(findings);
         let name = t.tensor.name.as_str();
         if let Some(where_) = out.located.get(name).filter(|w| w.len() > 1) {
             if reported.insert(name) {
                 findings.push(
                     Finding::error(
                         Code::DuplicateTensor,
-                        format!("{name} is stored in more than one shard: {}; loaders keep only one of them", where_.join(", ")),
+                        format!("{} is stored in more than one shard: {}; loaders keep only one of them", clip(name), clip(&where_.join(", "))),
                     )
                     .at_opt(t.tensor.header_offset)
                     .tensor(name)
@@ -380,10 +381,11 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
     }
     let provided: BTreeSet<&str> = shards.infos.iter().map(|s| s.name.as_str()).collect();
     for s in &mut idx.shards {
+        keep_bounded(findings);
         s.provided = provided.contains(s.name.as_str());
         if !s.provided {
             findings.push(
-                Finding::error(Code::MissingShard, format!("{} is referenced by the index but was not provided", s.name))
+                Finding::error(Code::MissingShard, format!("{} is referenced by the index but was not provided", clip(&s.name)))
                     .field("weight_map")
                     .file(file.as_str()),
             );
@@ -392,6 +394,7 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
     }
     let mut listed: HashMap<&str, &str> = HashMap::new();
     for (tensor, shard) in &idx.weight_map {
+        keep_bounded(findings);
         listed.insert(tensor.as_str(), shard.as_str());
         if !provided.contains(shard.as_str()) {
             missing.absent_ok.insert(tensor.clone());
@@ -401,12 +404,13 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
         if holders.iter().any(|h| h == shard) {
             continue;
         }
+        let (tensor_q, shard_q) = (clip(tensor), clip(shard));
         let f = match holders.first() {
             Some(actual) => Finding::error(
                 Code::TensorInWrongShard,
-                format!("the index places {tensor} in {shard}, but it is stored in {actual}; loaders following the index will not find it"),
+                format!("the index places {tensor_q} in {shard_q}, but it is stored in {}; loaders following the index will not find it", clip(actual)),
             ),
-            None => Finding::error(Code::TensorNotInShard, format!("the index places {tensor} in {shard}, but that shard has no such tensor")),
+            None => Finding::error(Code::TensorNotInShard, format!("the index places {tensor_q} in {shard_q}, but that shard has no such tensor")),
         };
         findings.push(f.tensor(tensor.as_str()).field("weight_map").file(file.as_str()));
     }
@@ -423,12 +427,13 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
         }
     }
     for t in &shards.tensors {
+        keep_bounded(findings);
         let name = t.tensor.name.as_str();
         if referenced.contains(t.file.as_str()) && !listed.contains_key(name) {
             findings.push(
                 Finding::error(
                     Code::TensorNotInIndex,
-                    format!("{name} is stored in {} but the index does not list it; loaders following the index will not find it", t.file),
+                    format!("{} is stored in {} but the index does not list it; loaders following the index will not find it", clip(name), clip(&t.file)),
                 )
                 .at_opt(t.tensor.header_offset)
                 .tensor(name)
@@ -533,20 +538,23 @@ fn series(name: &str) -> Option<(&str, usize, u64, u64)> {
 }
 
 /// Most shards a name series is trusted to announce (real checkpoints: up to a few
-/// hundred; DeepSeek-V3 has 163).
+/// hundred; DeepSeek-V3 has 163). Also the most names checked over all series together,
+/// so that many files each announcing a long series cannot make the work multiply.
 pub const MAX_SERIES_SHARDS: u64 = 100_000;
 
 /// Names of a "-0000k-of-0000n" series that are absent from `provided`.
 fn series_missing(provided: &BTreeSet<&str>) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen_series = BTreeSet::new();
+    let mut budget = MAX_SERIES_SHARDS;
     for name in provided {
         let Some((prefix, width, _, n)) = series(name) else {
             continue;
         };
-        if n > MAX_SERIES_SHARDS || !seen_series.insert((prefix, width, n)) {
+        if n > budget || !seen_series.insert((prefix, width, n)) {
             continue;
         }
+        budget -= n;
         for k in 1..=n {
             let want = format!("{prefix}-{k:0width$}-of-{n:0width$}.safetensors");
             if !provided.contains(want.as_str()) {

@@ -4,7 +4,8 @@
 //! serde_json without building the large parts (vocabularies, merge lists are only
 //! counted); chat templates are kept as text and never run.
 
-use crate::error::{Code, Finding};
+use crate::error::{clip, keep_bounded, Code, Finding};
+use crate::formats::text;
 use crate::vocab::{ChatTemplate, SpecialToken, TokenizerSummary};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -126,7 +127,7 @@ pub fn parse_index(file: &str, bytes: &[u8], findings: &mut Vec<Finding>) -> Opt
             Some(v) => match v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)) {
                 Some(n) => total_size = Some(n),
                 None => findings.push(found(
-                    Finding::warning(Code::InvalidIndex, format!("{file}: metadata.total_size is {v}, not a byte count"))
+                    Finding::warning(Code::InvalidIndex, format!("{file}: metadata.total_size is {}, not a byte count", clip(&v.to_string())))
                         .field("metadata.total_size"),
                 )),
             },
@@ -137,9 +138,10 @@ pub fn parse_index(file: &str, bytes: &[u8], findings: &mut Vec<Finding>) -> Opt
     let mut shard_of: HashMap<String, usize> = HashMap::new();
     let mut shards: Vec<IndexShard> = Vec::new();
     for (tensor, v) in pairs {
+        keep_bounded(findings);
         let Some(shard) = v.as_str() else {
             findings.push(found(
-                Finding::error(Code::InvalidIndex, format!("{file}: weight_map[{tensor:?}] is {v}, not a file name"))
+                Finding::error(Code::InvalidIndex, format!("{}: weight_map[{:?}] is {}, not a file name", clip(file), clip(&tensor), kind_of(&v)))
                     .tensor(tensor.as_str())
                     .field("weight_map"),
             ));
@@ -147,7 +149,7 @@ pub fn parse_index(file: &str, bytes: &[u8], findings: &mut Vec<Finding>) -> Opt
         };
         if !seen.insert(tensor.clone()) {
             findings.push(found(
-                Finding::error(Code::InvalidIndex, format!("{file}: {tensor} is listed more than once in weight_map; loaders keep only one entry"))
+                Finding::error(Code::InvalidIndex, format!("{}: {} is listed more than once in weight_map; loaders keep only one entry", clip(file), clip(&tensor)))
                     .tensor(tensor.as_str())
                     .field("weight_map"),
             ));
@@ -242,29 +244,51 @@ pub fn parse_tokenizer(file: &str, bytes: &[u8], t: &mut TokenizerSummary, findi
     };
     // Roles (from tokenizer_config.json) may already be known: keep them first.
     t.special_tokens.retain(|s| s.role.is_some());
-    for a in added.into_iter().filter(|a| a.special) {
-        add_special(t, None, Some(a.id), a.content);
-    }
+    add_specials(t, added.into_iter().filter(|a| a.special).map(|a| (None, Some(a.id), a.content)));
     true
 }
 
-/// Records a special token. A role given for a token already listed by its text names
-/// that token (a second role for the same text gets an entry of its own, with the id);
-/// roles come first in the list.
-fn add_special(t: &mut TokenizerSummary, role: Option<&str>, id: Option<u64>, text: String) {
-    let same = t.special_tokens.iter().position(|s| s.text.as_deref() == Some(text.as_str()));
-    match (role, same.and_then(|i| t.special_tokens.get_mut(i))) {
-        (None, Some(_)) => {}
-        (Some(r), Some(s)) if s.role.is_none() => {
-            s.role = Some(r.to_string());
-            s.id = s.id.or(id);
-        }
-        (role, found) => {
-            let id = id.or(found.and_then(|s| s.id));
-            t.special_tokens.push(SpecialToken { role: role.map(str::to_string), id, text: Some(text) });
+/// Records special tokens, in one pass over them (a tokenizer may list a million). A role
+/// given for a token already listed by its text names that token (a second role for the
+/// same text gets an entry of its own, with the id); entries with a role come first, in
+/// the order they got it, then the others in the order they were listed.
+fn add_specials<'r>(t: &mut TokenizerSummary, items: impl IntoIterator<Item = (Option<&'r str>, Option<u64>, String)>) {
+    let list = &mut t.special_tokens;
+    let mut by_text: HashMap<String, usize> = HashMap::new();
+    for (i, s) in list.iter().enumerate() {
+        if let Some(x) = &s.text {
+            by_text.entry(x.clone()).or_insert(i);
         }
     }
-    t.special_tokens.sort_by_key(|s| s.role.is_none());
+    // The sort key: when an entry got its role (or was listed, without one).
+    let mut seq: Vec<usize> = (0..list.len()).collect();
+    let mut next = list.len();
+    for (role, id, text) in items {
+        let found = by_text.get(&text).copied();
+        match (role, found.and_then(|i| list.get_mut(i))) {
+            (None, Some(_)) => {}
+            (Some(r), Some(s)) if s.role.is_none() => {
+                s.role = Some(r.to_string());
+                s.id = s.id.or(id);
+                if let Some(k) = found.and_then(|i| seq.get_mut(i)) {
+                    *k = next;
+                }
+                next += 1;
+            }
+            (role, existing) => {
+                let id = id.or(existing.and_then(|s| s.id));
+                if found.is_none() {
+                    by_text.insert(text.clone(), list.len());
+                }
+                list.push(SpecialToken { role: role.map(str::to_string), id, text: Some(text) });
+                seq.push(next);
+                next += 1;
+            }
+        }
+    }
+    let mut order: Vec<(bool, usize, SpecialToken)> = list.drain(..).zip(seq).map(|(s, k)| (s.role.is_none(), k, s)).collect();
+    order.sort_by_key(|(none, k, _)| (*none, *k));
+    list.extend(order.into_iter().map(|(_, _, s)| s));
 }
 
 #[derive(Deserialize)]
@@ -344,17 +368,30 @@ pub fn parse_tokenizer_config(file: &str, bytes: &[u8], has_json: bool, t: &mut 
                 .filter_map(|(id, d)| id.parse::<u64>().ok().map(|id| (id, d.content)))
                 .collect();
             specials.sort_by_key(|s| s.0);
-            for (id, text) in specials {
-                add_special(t, None, Some(id), text);
-            }
+            add_specials(t, specials.into_iter().map(|(id, text)| (None, Some(id), text)));
         }
     }
-    for (role, v) in [("bos", &raw.bos_token), ("eos", &raw.eos_token), ("pad", &raw.pad_token), ("unk", &raw.unk_token)] {
-        if let Some(text) = v.as_ref().and_then(token_text) {
-            add_special(t, Some(role), None, text);
-        }
-    }
+    let roles = [("bos", &raw.bos_token), ("eos", &raw.eos_token), ("pad", &raw.pad_token), ("unk", &raw.unk_token)];
+    add_specials(t, roles.iter().filter_map(|(role, v)| v.as_ref().and_then(token_text).map(|text| (Some(*role), None, text))));
+    check_templates(file, bytes, t, findings);
     true
+}
+
+/// `ChatTemplateUnsafe` for each chat template of tokenizer_config.json that reaches Python
+/// internals. The offset is that of the `"chat_template"` key.
+fn check_templates(file: &str, bytes: &[u8], t: &TokenizerSummary, findings: &mut Vec<Finding>) {
+    let key_at = bytes.windows(15).position(|w| w == b"\"chat_template\"").map(|p| p as u64);
+    for ct in &t.chat_templates {
+        let (risks, count) = text::template_risks(&ct.template);
+        if count > 0 {
+            findings.push(
+                Finding::warning(Code::ChatTemplateUnsafe, text::describe_template_risks(&ct.name, &risks, count))
+                    .at_opt(key_at)
+                    .field("chat_template")
+                    .file(file),
+            );
+        }
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {

@@ -3,7 +3,7 @@
 //! `split.count` and `split.tensors.count` (the tensors of all parts). [`merge`] joins the
 //! parsed parts into one model and names what is missing or inconsistent.
 
-use crate::error::{Code, Finding, Severity};
+use crate::error::{clip, keep_bounded, Code, Finding, Severity};
 use crate::formats::gguf::{GgufFile, Value};
 use crate::formats::Inspection;
 use crate::vocab::{TensorEntry, Totals};
@@ -13,6 +13,9 @@ use std::collections::HashMap;
 pub const KEY_SPLIT_NO: &str = "split.no";
 pub const KEY_SPLIT_COUNT: &str = "split.count";
 pub const KEY_SPLIT_TENSORS_COUNT: &str = "split.tensors.count";
+/// Missing parts named one by one: `split.count` comes from a file and may claim 2^64
+/// parts; real splits have at most a few hundred.
+pub const MAX_MISSING_PARTS_LISTED: usize = 1000;
 
 /// One part as the merged model lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -134,7 +137,7 @@ pub fn merge(parts: &[&Inspection]) -> SplitModel {
         for no in 0..c {
             if !seen.contains_key(&no) {
                 missing.push(no);
-                if missing.len() > 1000 {
+                if missing.len() > MAX_MISSING_PARTS_LISTED {
                     break;
                 }
             }
@@ -153,9 +156,10 @@ pub fn merge(parts: &[&Inspection]) -> SplitModel {
     let mut per_part = Vec::new();
     for (_, name, f) in &ordered {
         for t in f.tensors() {
+            keep_bounded(&mut findings);
             if let Some(other) = names.insert(t.name.as_str(), name) {
                 findings.push(
-                    Finding::error(Code::DuplicateTensor, format!("the tensor is in both {other} and {name}"))
+                    Finding::error(Code::DuplicateTensor, format!("the tensor is in both {} and {}", clip(other), clip(name)))
                         .at_opt(t.header_offset)
                         .tensor(t.name.as_str())
                         .file(*name),

@@ -15,6 +15,7 @@ pub mod blob;
 pub mod file;
 #[cfg(target_arch = "wasm32")]
 pub mod http;
+pub mod hash;
 pub mod inspect;
 pub mod scan;
 pub mod set;

@@ -85,9 +85,18 @@ impl OpenedSet {
     }
 }
 
-/// Reads the set. `on_file(input index, inspection)` is called as each file's inspection
-/// finishes (the page shows it at once); merging happens at the end.
-pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions, mut on_file: impl FnMut(usize, &Rc<Inspection>)) -> OpenedSet {
+/// Reads the set and merges what forms one model: [`read_set`] then [`merge_set`].
+/// `on_file(input index, inspection)` is called as each file's inspection finishes.
+pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions, on_file: impl FnMut(usize, &Rc<Inspection>)) -> OpenedSet {
+    let mut set = read_set(inputs, options, on_file).await;
+    merge_set(&mut set);
+    set
+}
+
+/// The reading half: each input classified, model files inspected header-only, JSON
+/// companions read whole, the rest skipped; `checkpoint` and `splits` stay empty. The
+/// page's parse worker runs this (and hands the results over); the page merges.
+pub async fn read_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions, mut on_file: impl FnMut(usize, &Rc<Inspection>)) -> OpenedSet {
     let mut out = OpenedSet::default();
     for (i, input) in inputs.iter().enumerate() {
         let (name, src, len) = (&input.name, &input.src, input.src.len());
@@ -142,13 +151,12 @@ pub async fn open_set<S: ByteSource>(inputs: &[SetInput<S>], options: SetOptions
             },
         }
     }
-    merge(&mut out);
     out
 }
 
-/// The models the set forms: a checkpoint when there are several safetensors files or a
+/// The merging half, pure: a checkpoint when there are several safetensors files or a
 /// recognised companion; the split GGUFs grouped by name prefix.
-fn merge(out: &mut OpenedSet) {
+pub fn merge_set(out: &mut OpenedSet) {
     let recognised = out
         .companions
         .iter()

@@ -198,10 +198,13 @@ pub fn app() -> Html {
             let on_stats = Callback::from(move |(i, s): (usize, crate::stats::Stats)| d.dispatch(Action::Stats(id, i, s)));
             let on_close = close.reform(move |_: ()| id);
             let values = Rc::new(state.values_of(id));
+            let d = state.dispatcher();
+            let on_sha256 = Callback::from(move |on: bool| d.dispatch(Action::SetValuesSha256(on)));
+            let sha256 = state.values_sha256;
             html! {
                 <>
                     { split_view::for_file(&state, f) }
-                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} />
+                    <FileView key={id} file={f.clone()} {selected} {on_select} {on_close} {on_deselect} {values} {on_stats} {sha256} {on_sha256} />
                 </>
             }
         }
@@ -241,6 +244,24 @@ pub fn app() -> Html {
             </header>
             if !state.files.is_empty() || state.checkpoint.is_some() {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for audit_tab }{ for tabs }</nav>
+            }
+            if !state.failed.is_empty() {
+                <section class="card error-panel" role="alert" data-testid="error-panel">
+                    <h3>{ "Could not be read" }</h3>
+                    <ul>
+                        { for state.failed.iter().enumerate().map(|(i, (name, message))| {
+                            let d = state.dispatcher();
+                            let dismiss = Callback::from(move |_: MouseEvent| d.dispatch(Action::Dismiss(i)));
+                            html! {
+                                <li data-testid="error-item" data-name={name.clone()}>
+                                    <code>{ name.clone() }</code>{ ": " }<span class="msg">{ message.clone() }</span>
+                                    { " " }<button type="button" class="small" onclick={dismiss} data-testid="error-dismiss">{ "Dismiss" }</button>
+                                </li>
+                            }
+                        }) }
+                    </ul>
+                    <p class="dim">{ "The other files are not affected." }</p>
+                </section>
             }
             <main>{ view }</main>
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>

@@ -11,6 +11,7 @@ use super::gguf_view::GgufSection;
 use super::state::{FileEntry, Shared, Status, Tensors};
 use super::table::TensorTable;
 use super::values::ValuesPanel;
+use super::verify_view::VerifyCard;
 use crate::fmt;
 use crate::formats::{Inspection, Parsed, Verdict};
 use crate::report::{FileReport, Report};
@@ -41,6 +42,11 @@ pub struct FileViewProps {
     /// A tensor's values were read.
     #[prop_or_default]
     pub on_stats: Callback<(usize, Stats)>,
+    /// Whether a values read hashes the raw bytes too (page-wide).
+    #[prop_or_default]
+    pub sha256: bool,
+    #[prop_or_default]
+    pub on_sha256: Callback<bool>,
 }
 
 #[function_component(FileView)]
@@ -89,11 +95,13 @@ pub fn file_view(p: &FileViewProps) -> Html {
                 { reconciliation(r) }
             </div>
             <FindingList {findings} testid="findings" item_testid="finding" tensors={Some(tensors.clone())} on_select={p.on_select.clone()} />
+            <VerifyCard file={f.id} size={r.size} />
             { format_section(insp, f.id) }
             if let Some(i) = p.selected {
                 <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
                 <ValuesPanel key={i} file={f.id} tensors={tensors.clone()} index={i}
-                    stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))} />
+                    stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))}
+                    sha256={p.sha256} on_sha256={p.on_sha256.clone()} />
             }
             if !r.tensors().is_empty() {
                 <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />

@@ -191,16 +191,16 @@ fn layout_card(g: &GgufFile) -> Html {
             <div class="layout" role="img" aria-label="Layout of the file to scale (each part at least a few pixels wide)">
                 { for l.terms.iter().filter(|t| t.bytes > 0).map(|t| {
                     let style = format!("flex-grow: {:.6}", t.bytes as f64 / total * 1000.0);
-                    html! { <div class={classes!("seg", term_class(t.kind, &t.label))} {style} title={format!("{}: {} bytes", t.label, fmt::thousands(t.bytes))}></div> }
+                    html! { <div class={classes!("seg", term_class(&t.kind, &t.label))} {style} title={format!("{}: {} bytes", t.label, fmt::thousands(t.bytes))}></div> }
                 }) }
             </div>
             <table class="mini" data-testid="layout-table">
                 <thead><tr><th scope="col">{ "Term" }</th><th scope="col">{ "Kind" }</th><th scope="col" class="n">{ "Bytes" }</th><th scope="col" class="n">{ "Size" }</th></tr></thead>
                 <tbody>
                     { for l.terms.iter().map(|t| html! {
-                        <tr data-testid="layout-term" data-kind={t.kind} data-bytes={t.bytes.to_string()}>
-                            <td><span class={classes!("swatch", term_class(t.kind, &t.label))} aria-hidden="true"></span>{ t.label.clone() }</td>
-                            <td><code>{ t.kind }</code></td>
+                        <tr data-testid="layout-term" data-kind={t.kind.to_string()} data-bytes={t.bytes.to_string()}>
+                            <td><span class={classes!("swatch", term_class(&t.kind, &t.label))} aria-hidden="true"></span>{ t.label.clone() }</td>
+                            <td><code>{ t.kind.to_string() }</code></td>
                             <td class="n mono">{ fmt::thousands(t.bytes) }</td>
                             <td class="n">{ bytes_html(t.bytes) }</td>
                         </tr>

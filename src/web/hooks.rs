@@ -1,19 +1,17 @@
-//! The page's side effects, as hooks: opening files ([`use_open_files`], through the one
-//! set driver `source::set::open_set` the CLI uses too) and reading a tensor's values in the
-//! Web Worker ([`use_values_worker`]).
+//! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
+//! reading in a Web Worker through the set driver the CLI uses too — see [`super::opener`])
+//! and reading a tensor's values in the Web Worker ([`use_values_worker`]).
 
 use super::components::now_ms;
 use super::hasher::WORKER_URL;
-use super::protocol::{from_js, to_js, Problem, Request, Response};
+use super::opener::{self, JobInput, JobPlan};
+use super::protocol::{from_js, to_js, Fault, Problem, Request, Response};
 use super::sources::Sources;
-use super::state::{Action, CheckpointData, CheckpointTab, Ignored, State};
-use crate::formats::Inspection;
+use super::state::{Action, CheckpointTab, State};
 use crate::model::files::base_name;
 use crate::source::blob::BlobSource;
-use crate::source::set::{open_set, role_of, Role, SetInput, SetOptions};
+use crate::source::set::{role_of, Role};
 use crate::source::ByteSource;
-use crate::stats::Stats;
-use crate::vocab::{Format, TensorEntry};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -49,6 +47,27 @@ pub fn use_open_files(dispatcher: UseReducerDispatcher<State>, sources: Sources)
     })
 }
 
+/// Test switches read from the page's address: `?faults=1` stages a panic for a file
+/// named `*.panic.*` and a parse that never ends for `*.hang.*`, and `&stall=MS` shortens
+/// the watchdog (the e2e robustness tests; nothing else sets them).
+fn faults() -> (bool, Option<f64>) {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok();
+    let get = |k: &str| params.as_ref().and_then(|p| p.get(k));
+    let on = get("faults").as_deref() == Some("1");
+    let stall = get("stall").and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite() && *v > 0.0);
+    (on, if on { stall } else { None })
+}
+
+fn fault_of(name: &str, on: bool) -> Option<Fault> {
+    let base = base_name(name);
+    match () {
+        _ if on && base.contains(".panic.") => Some(Fault::Panic),
+        _ if on && base.contains(".hang.") => Some(Fault::Hang),
+        _ => None,
+    }
+}
+
 fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<State>, sources: Sources) {
     let OpenRequest { mut files, from_folder, notes } = req;
     if files.is_empty() {
@@ -67,26 +86,32 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
         // By name, so shards come in order whatever order the browser lists a folder in.
         files.sort_by(|a, b| a.0.cmp(&b.0));
     }
+    let (faults_on, stall) = faults();
     // Loose files each get a tab (a file that is no model file says why there); in a
     // checkpoint only the model files do, the JSON is merged and the rest left unread.
     let mut tabs = Vec::new();
-    let mut ids: Vec<Option<u32>> = Vec::new();
     let mut inputs = Vec::new();
+    let mut companions = Vec::new();
     let mut given_bytes = 0u64;
     for (name, file) in files {
-        let src = Rc::new(BlobSource::new(file.into()));
+        let src = Rc::new(BlobSource::new(file.clone().into()));
         let len = src.len();
         let role = role_of(&name);
         let id = (!checkpoint || role == Role::ModelFile).then(&mut take_id);
         if let Some(id) = id {
             tabs.push((id, name.clone(), len, started));
-            sources.insert(id, src.clone());
+            sources.insert(id, src);
         }
-        if role != Role::Other {
-            given_bytes = given_bytes.saturating_add(len);
+        match role {
+            Role::Other => {}
+            Role::Companion => {
+                given_bytes = given_bytes.saturating_add(len);
+                companions.push((name.clone(), len));
+            }
+            Role::ModelFile => given_bytes = given_bytes.saturating_add(len),
         }
-        ids.push(id);
-        inputs.push(SetInput { name, src, explain: !checkpoint });
+        let fault = fault_of(&name, faults_on);
+        inputs.push(JobInput { name, file: Some(file), url: None, id, explain: !checkpoint, fault });
     }
     let cid = checkpoint.then(&mut take_id);
     d.dispatch(Action::Add(tabs));
@@ -95,8 +120,8 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
         d.dispatch(Action::AddCheckpoint(CheckpointTab {
             id,
             name: folder,
-            shard_ids: ids.iter().flatten().copied().collect(),
-            companions: inputs.iter().filter(|i| role_of(&i.name) == Role::Companion).map(|i| (i.name.clone(), i.src.len())).collect(),
+            shard_ids: inputs.iter().filter_map(|i| i.id).collect(),
+            companions,
             given_bytes,
             model: None,
             bytes_read: 0,
@@ -104,36 +129,10 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
             took_ms: None,
         }));
     }
-    wasm_bindgen_futures::spawn_local(async move {
-        let d2 = d.clone();
-        let set = open_set(&inputs, SetOptions::default(), |i, inspection: &Rc<Inspection>| {
-            if let Some(Some(id)) = ids.get(i) {
-                d2.dispatch(Action::Loaded { id: *id, inspection: inspection.clone(), now_ms: now_ms() });
-            }
-        })
-        .await;
-        let Some(cid) = cid else { return };
-        let Some(model) = set.checkpoint else {
-            // Nothing to merge (e.g. one file and a README): the files' tabs are enough.
-            d.dispatch(Action::Remove(cid));
-            return;
-        };
-        let shards = set.files.iter().filter(|(_, f)| f.format == Format::Safetensors).map(|(_, f)| f.clone()).collect();
-        let mut ignored: Vec<Ignored> = notes.into_iter().map(|n| Ignored { name: n, size: 0, reason: "not read".into() }).collect();
-        let mut unread = Vec::new();
-        for s in set.skipped {
-            if s.reason.starts_with("reading it failed") {
-                unread.push((s.name, s.reason));
-            } else {
-                ignored.push(Ignored { name: s.name, size: s.len, reason: s.reason });
-            }
-        }
-        let data = CheckpointData::new(model, shards, unread, ignored);
-        d.dispatch(Action::CheckpointLoaded { id: cid, data: Rc::new(data), bytes_read: set.bytes_read, now_ms: now_ms() });
-    });
+    opener::start(JobPlan { inputs, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS) }, d);
 }
 
-/// A values read in progress, as the panel shows it.
+/// A job of the worker (a tensor's values, a file's hash) as a panel shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Run {
     Idle,
@@ -142,17 +141,6 @@ pub enum Run {
     Reading { done: u64, total: u64, started: f64, now: f64 },
     Cancelled { done: u64, total: u64 },
     Failed(Problem),
-}
-
-/// What the last read cost.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Timing {
-    pub bytes_read: u64,
-    pub ms: f64,
-    pub wasm_memory: u64,
-    pub sha256: bool,
-    /// Where the SHA-256 ran (the worker's `hashing`).
-    pub hashing: String,
 }
 
 /// A running worker and its handlers (kept alive as long as the worker may call them).
@@ -168,48 +156,39 @@ impl Drop for Job {
     }
 }
 
-/// One tensor to read.
-pub struct ScanJob {
-    pub source: Option<Rc<BlobSource>>,
-    pub entry: TensorEntry,
-    pub sha256: bool,
-    /// Called with the stats once read.
-    pub on_stats: Callback<Stats>,
+/// A job for the worker: the request, and what to do with its result (`Done`, `Hashed`).
+pub struct JobRequest {
+    pub request: Request,
+    pub on_result: Callback<Response>,
 }
 
-/// The values worker as the panel uses it: its state, and start/cancel.
-pub struct ValuesWorker {
+/// The worker as a panel uses it: the job's state, start and cancel.
+pub struct WorkerJob {
     pub run: Run,
-    pub timing: Option<Timing>,
-    pub start: Callback<ScanJob>,
+    pub start: Callback<JobRequest>,
     pub cancel: Callback<()>,
 }
 
-/// A Web Worker reads the tensor (the UI thread never touches the bytes); Cancel — or
-/// leaving the panel — terminates it at once, and the next read starts a fresh one.
+/// A Web Worker does the job (the UI thread never touches the bytes); Cancel — or leaving
+/// the panel — terminates it at once, and the next job starts a fresh one.
 #[hook]
-pub fn use_values_worker() -> ValuesWorker {
+pub fn use_worker_job() -> WorkerJob {
     let run = use_state(|| Run::Idle);
-    let timing = use_state(|| None::<Timing>);
     let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
     {
         let job = job.clone();
         use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
     }
     let start = {
-        let (run, timing, job) = (run.clone(), timing.clone(), job.clone());
-        Callback::from(move |j: ScanJob| {
+        let (run, job) = (run.clone(), job.clone());
+        Callback::from(move |j: JobRequest| {
             drop(job.borrow_mut().take());
-            let Some(src) = j.source.clone() else {
-                run.set(Run::Failed(Problem::read_failed("the file is no longer available to this page; open it again")));
-                return;
-            };
-            match spawn(src.blob(), j, run.clone(), timing.clone()) {
+            match spawn(j, run.clone()) {
                 Ok(w) => {
                     *job.borrow_mut() = Some(w);
                     run.set(Run::Starting);
                 }
-                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the values worker could not start: {e}")))),
+                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the worker could not start: {e}")))),
             }
         })
     };
@@ -224,18 +203,18 @@ pub fn use_values_worker() -> ValuesWorker {
             run.set(Run::Cancelled { done, total });
         })
     };
-    ValuesWorker { run: (*run).clone(), timing: (*timing).clone(), start, cancel }
+    WorkerJob { run: (*run).clone(), start, cancel }
 }
 
-/// Starts a worker for one tensor. Errors are JS errors from the Worker constructor
-/// (e.g. a Content-Security-Policy refusing it).
-fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: UseStateHandle<Option<Timing>>) -> Result<Job, String> {
-    let request = to_js(&Request::Scan { file: blob.clone().into(), entry: j.entry, sha256: j.sha256, chunk: 0, slices: false })?;
+/// Starts a worker for one job. Errors are JS errors from the Worker constructor (e.g. a
+/// Content-Security-Policy refusing it).
+fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
+    let request = to_js(&j.request)?;
     let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
     let w = worker.clone();
     let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let (sha256, on_stats) = (j.sha256, j.on_stats);
+    let on_result = j.on_result;
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
         Ok(Response::Ready) => {
             started.set(now_ms());
@@ -244,16 +223,20 @@ fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: Use
             }
         }
         Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
-        Ok(Response::Done { stats, bytes_read, ms, wasm_memory, hashing }) => {
+        Ok(r @ (Response::Done { .. } | Response::Hashed { .. })) => {
             w.terminate();
-            timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing }));
-            on_stats.emit(stats);
+            on_result.emit(r);
             run.set(Run::Idle);
         }
         Ok(Response::Error(p)) => {
             w.terminate();
             run.set(Run::Failed(p));
         }
+        Ok(Response::Panicked { message }) => {
+            w.terminate();
+            run.set(Run::Failed(Problem::read_failed(format!("the worker stopped: {message}"))));
+        }
+        Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. }) => {}
         Err(e) => {
             w.terminate();
             run.set(Run::Failed(Problem::read_failed(format!("the worker's answer was not understood: {e}"))));
@@ -264,7 +247,7 @@ fn spawn(blob: &web_sys::Blob, j: ScanJob, run: UseStateHandle<Run>, timing: Use
     let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         w2.terminate();
         let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(Run::Failed(Problem::read_failed(format!("the values worker failed: {detail}"))));
+        run_err.set(Run::Failed(Problem::read_failed(format!("the worker failed: {detail}"))));
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })

@@ -37,6 +37,20 @@ pub enum Request {
         #[serde(default)]
         slices: bool,
     },
+    /// The SHA-256 of a whole file ("Verify file"), answered by `Progress` and `Hashed`.
+    Hash {
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        file: JsValue,
+    },
+    /// Read a set of files' headers (`source::set::read_set`): inspect the model files,
+    /// read the JSON companions whole, skip the rest. Answered by [`Response::Reading`],
+    /// [`Response::Inspected`] per file and [`Response::Opened`] at the end.
+    #[serde(rename_all = "camelCase")]
+    Open {
+        inputs: Vec<OpenInput>,
+        #[serde(default)]
+        classify_by_content: bool,
+    },
     /// Audit a conversion (`source::audit::run_audit`): the source's model files against
     /// the target's. Answered with [`AuditResponse`]s.
     #[serde(rename_all = "camelCase")]
@@ -56,6 +70,50 @@ pub enum Request {
         #[serde(default)]
         first_mismatch: bool,
     },
+}
+
+/// One file of an [`Request::Open`]: a `File`, or a URL read with range requests.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenInput {
+    pub name: String,
+    /// The `File` (a `Blob`), or `undefined` when `url` is given.
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    pub file: JsValue,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Inspect it even when it is no model file (to say why).
+    #[serde(default)]
+    pub explain: bool,
+    /// A fault to stage instead of reading (the page's robustness tests; only sent when the
+    /// page runs with `?faults=1`).
+    #[serde(default)]
+    pub fault: Option<Fault>,
+}
+
+/// What a test can make the parse worker do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fault {
+    /// Panic while "parsing" this file.
+    Panic,
+    /// Never finish "parsing" this file.
+    Hang,
+}
+
+/// A companion read whole, or a file left alone, in a [`Response::Opened`].
+#[derive(Serialize, Deserialize)]
+pub struct Companion {
+    pub name: String,
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Skip {
+    pub name: String,
+    pub len: u64,
+    pub reason: String,
 }
 
 /// Values worker → page, for an audit ([`Request::Audit`]).
@@ -122,6 +180,25 @@ pub enum Response {
         hashing: String,
     },
     Error(Problem),
+    /// A whole file's SHA-256 (lowercase hex) and the bytes read.
+    #[serde(rename_all = "camelCase")]
+    Hashed { hex: String, bytes_read: u64, ms: f64 },
+    /// The open job starts reading input `index` (the watchdog's unit of work).
+    Reading { index: usize },
+    /// Bytes fetched so far for the current input (URLs: requests made, bytes, time).
+    #[serde(rename_all = "camelCase")]
+    Fetched { index: usize, requests: u64, bytes: u64, ms: f64 },
+    /// Input `index` was inspected: a `formats::Inspection` in postcard bytes.
+    Inspected {
+        index: usize,
+        #[serde(with = "serde_bytes")]
+        inspection: Vec<u8>,
+    },
+    /// The open job is done: the companions read whole, what was skipped, bytes read.
+    #[serde(rename_all = "camelCase")]
+    Opened { companions: Vec<Companion>, skipped: Vec<Skip>, bytes_read: u64 },
+    /// The worker panicked (sent by its panic hook just before it stops).
+    Panicked { message: String },
 }
 
 /// Values worker → its hashing worker.

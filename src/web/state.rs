@@ -117,6 +117,12 @@ pub struct State {
     pub checkpoint: Option<CheckpointTab>,
     /// Stats read on request, by (file id, tensor index); merged into the exported report.
     pub values: BTreeMap<(u32, usize), Stats>,
+    /// Files that could not be read at all (the parser panicked or never finished):
+    /// (name, message), shown in an error panel until dismissed.
+    pub failed: Vec<(String, String)>,
+    /// Whether a values read also hashes the raw bytes: off by default, remembered while
+    /// the page is open.
+    pub values_sha256: bool,
 }
 
 impl State {
@@ -153,6 +159,13 @@ pub enum Action {
     CheckpointLoaded { id: u32, data: Rc<CheckpointData>, bytes_read: u64, now_ms: f64 },
     /// A tensor's values were read: (file id, tensor index, stats).
     Stats(u32, usize, Stats),
+    /// A file could not be read (its parse panicked or never finished): its tab closes and
+    /// the error panel names it.
+    Failed { id: Option<u32>, name: String, message: String },
+    /// The error panel's entry `i` was dismissed.
+    Dismiss(usize),
+    /// Hash the raw bytes when reading values (or not).
+    SetValuesSha256(bool),
 }
 
 impl Reducible for State {
@@ -210,6 +223,18 @@ impl Reducible for State {
             Action::Stats(id, index, stats) => {
                 if s.files.iter().any(|f| f.id == id) {
                     s.values.insert((id, index), stats);
+                }
+            }
+            Action::Failed { id, name, message } => {
+                s.failed.push((name, message));
+                if let Some(id) = id {
+                    return Rc::new(s).reduce(Action::Remove(id));
+                }
+            }
+            Action::SetValuesSha256(on) => s.values_sha256 = on,
+            Action::Dismiss(i) => {
+                if i < s.failed.len() {
+                    s.failed.remove(i);
                 }
             }
         }

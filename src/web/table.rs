@@ -1,6 +1,8 @@
 //! The tensor table: sortable by every column (the headers are buttons), filterable by a
-//! name substring, and groupable as a tree by the dotted name with subtotals. Rows render
-//! a page at a time ("Show more"), so files with tens of thousands of tensors stay fast.
+//! name substring, and groupable as a tree by the dotted name with subtotals. A table of
+//! more than [`VIRTUAL_ABOVE`] lines is virtualized: it scrolls in a box of its own and
+//! only the lines in view (and a few around them) are in the page, so 100,000 tensors sort,
+//! filter and scroll without a long task.
 
 use super::state::Tensors;
 use super::components::copy_text;
@@ -13,13 +15,20 @@ use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-/// Rows rendered at first and added by each "Show more" (a few hundred rows render in a
-/// frame; thousands would make typing in the filter lag).
-pub const PAGE_ROWS: usize = 500;
+/// Tables of at most this many lines render every line (the page's find-in-page and the
+/// tests see them all); longer ones render only the lines in view. At ~0.5 ms a row, 1,000
+/// rows take about half a second, spread over two tasks (see [`FIRST_ROWS`]).
+pub const VIRTUAL_ABOVE: usize = 1_000;
 /// Rows in the very first render: a screenful shows within a frame or two of the header
-/// being parsed, and the rest of the first page follows in the next task (measured: each
-/// row costs ~0.5 ms to render, so 500 at once would delay the first picture by ~250 ms).
+/// being parsed, and the rest follows in the next task.
 pub const FIRST_ROWS: usize = 60;
+/// Height of a row of a virtualized table, in CSS pixels (`tr.row` in style.css).
+pub const ROW_PX: f64 = 32.0;
+/// Rows rendered above and below those in view, so that scrolling shows no gap.
+pub const OVERSCAN_ROWS: usize = 12;
+/// Height of the scroll box of a virtualized table, in CSS pixels (style.css
+/// `.table-wrap.virtual`), used until the box has been measured.
+pub const VIEWPORT_PX: f64 = 640.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Col {
@@ -96,6 +105,8 @@ struct Node {
     /// A tensor whose whole name is this path.
     tensor: Option<usize>,
     children: Vec<Node>,
+    /// Child position by label (a level may hold 100,000 names).
+    index: std::collections::HashMap<String, usize>,
     count: u64,
     params: u64,
     bytes: u64,
@@ -110,8 +121,8 @@ impl Node {
             self.tensor = Some(idx);
             return;
         };
-        let pos = match self.children.iter().position(|c| c.label == *head) {
-            Some(p) => p,
+        let pos = match self.index.get(*head) {
+            Some(p) => *p,
             None => {
                 let path = if self.path.is_empty() {
                     (*head).to_string()
@@ -123,6 +134,7 @@ impl Node {
                     label: (*head).to_string(),
                     ..Node::default()
                 });
+                self.index.insert((*head).to_string(), self.children.len() - 1);
                 self.children.len() - 1
             }
         };
@@ -203,15 +215,16 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         let limit = limit.clone();
         use_effect_with((), move |_| {
             // Setting state of a table that is gone meanwhile is a no-op in Yew.
-            gloo::timers::callback::Timeout::new(0, move || {
-                if *limit < PAGE_ROWS {
-                    limit.set(PAGE_ROWS);
-                }
-            })
-            .forget();
+            gloo::timers::callback::Timeout::new(0, move || limit.set(usize::MAX)).forget();
         });
     }
     let expanded = use_state(HashSet::<String>::new);
+    // The scroll box of a virtualized table: where it is scrolled to, how tall it is.
+    let scroll_top = use_state(|| 0.0f64);
+    let viewport = use_state(|| VIEWPORT_PX);
+    let wrap_ref = use_node_ref();
+    // Lower-case names, once per table (filtering does not allocate per keystroke).
+    let lower: Rc<Vec<String>> = use_memo(p.tensors.clone(), |ts| ts.0.iter().map(|t| t.name.to_lowercase()).collect());
 
     let tensors = p.tensors.0.clone();
     let (col, asc) = *sort;
@@ -220,12 +233,9 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         (p.tensors.clone(), col, asc, (*filter).clone(), p.files.clone()),
         |(ts, col, asc, needle, files)| {
             let needle = needle.to_lowercase();
-            let mut idx: Vec<usize> =
-                ts.0.iter()
-                    .enumerate()
-                    .filter(|(_, t)| needle.is_empty() || t.name.to_lowercase().contains(&needle))
-                    .map(|(i, _)| i)
-                    .collect();
+            let mut idx: Vec<usize> = (0..ts.0.len())
+                .filter(|&i| needle.is_empty() || lower.get(i).is_some_and(|n| n.contains(&needle)))
+                .collect();
             idx.sort_by(|&a, &b| match (ts.0.get(a), ts.0.get(b)) {
                 (Some(x), Some(y)) => {
                     let o = match (col, files) {
@@ -260,11 +270,21 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
 
     let on_filter = {
         let filter = filter.clone();
-        let limit = limit.clone();
         Callback::from(move |e: InputEvent| {
             if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
                 filter.set(input.value());
-                limit.set(PAGE_ROWS);
+            }
+        })
+    };
+    let on_scroll = {
+        let (scroll_top, viewport, wrap_ref) = (scroll_top.clone(), viewport.clone(), wrap_ref.clone());
+        Callback::from(move |_: Event| {
+            if let Some(el) = wrap_ref.cast::<web_sys::Element>() {
+                scroll_top.set(f64::from(el.scroll_top()));
+                let h = f64::from(el.client_height());
+                if h > 0.0 && (h - *viewport).abs() > 1.0 {
+                    viewport.set(h);
+                }
             }
         })
     };
@@ -375,61 +395,76 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     };
 
     let has_files = p.files.is_some();
-    let total_rows;
-    let body: Html = if *tree {
-        let mut lines = Vec::new();
-        flatten(&root, 0, &expanded, &mut lines);
-        total_rows = lines.len();
-        lines
-            .iter()
-            .take(*limit)
-            .map(|line| match line {
-                Line::Leaf { idx, depth, strip } => row(*idx, *depth, *strip),
-                Line::Group { node, depth, open } => {
-                    let toggle = {
-                        let expanded = expanded.clone();
-                        let path = node.path.clone();
-                        Callback::from(move |_: MouseEvent| {
-                            let mut set = (*expanded).clone();
-                            if !set.remove(&path) {
-                                set.insert(path.clone());
-                            }
-                            expanded.set(set);
-                        })
-                    };
-                    let indent = format!("padding-left: {}rem", 0.5 + *depth as f64 * 1.1);
-                    html! {
-                        <tr key={format!("g{}", node.path)} class="group" data-testid="group-row" data-path={node.path.clone()}>
-                            <td></td>
-                            <td class="name" style={indent} colspan={if has_files { "4" } else { "3" }}>
-                                <button type="button" class="toggle" aria-expanded={open.to_string()} onclick={toggle}
-                                    title={node.path.clone()}>
-                                    <span aria-hidden="true">{ if *open { "▾ " } else { "▸ " } }</span>
-                                    { node.label.clone() }
-                                    <span class="dim">{ format!(" · {} tensor{}", fmt::thousands(node.count), if node.count == 1 { "" } else { "s" }) }</span>
-                                </button>
-                            </td>
-                            <td class="n">{ num_html(node.params) }</td>
-                            <td class="n">{ bytes_html(node.bytes) }</td>
-                            <td></td><td></td>
-                        </tr>
-                    }
+    let columns = if has_files { 9 } else { 8 };
+    let group_row = |node: &Node, depth: usize, open: bool| -> Html {
+        let toggle = {
+            let expanded = expanded.clone();
+            let path = node.path.clone();
+            Callback::from(move |_: MouseEvent| {
+                let mut set = (*expanded).clone();
+                if !set.remove(&path) {
+                    set.insert(path.clone());
                 }
+                expanded.set(set);
             })
-            .collect()
+        };
+        let indent = format!("padding-left: {}rem", 0.5 + depth as f64 * 1.1);
+        html! {
+            <tr key={format!("g{}", node.path)} class="group" data-testid="group-row" data-path={node.path.clone()}>
+                <td></td>
+                <td class="name" style={indent} colspan={if has_files { "4" } else { "3" }}>
+                    <button type="button" class="toggle" aria-expanded={open.to_string()} onclick={toggle}
+                        title={node.path.clone()}>
+                        <span aria-hidden="true">{ if open { "▾ " } else { "▸ " } }</span>
+                        { node.label.clone() }
+                        <span class="dim">{ format!(" · {} tensor{}", fmt::thousands(node.count), if node.count == 1 { "" } else { "s" }) }</span>
+                    </button>
+                </td>
+                <td class="n">{ num_html(node.params) }</td>
+                <td class="n">{ bytes_html(node.bytes) }</td>
+                <td></td><td></td>
+            </tr>
+        }
+    };
+    let mut lines = Vec::new();
+    if *tree {
+        flatten(&root, 0, &expanded, &mut lines);
+    }
+    let total_rows = if *tree { lines.len() } else { order.len() };
+    let render = |i: usize| -> Html {
+        if *tree {
+            match lines.get(i) {
+                Some(Line::Leaf { idx, depth, strip }) => row(*idx, *depth, *strip),
+                Some(Line::Group { node, depth, open }) => group_row(node, *depth, *open),
+                None => html! {},
+            }
+        } else {
+            order.get(i).map_or(html! {}, |&t| row(t, 0, 0))
+        }
+    };
+    let virtual_rows = total_rows > VIRTUAL_ABOVE;
+    // The window of lines in the page: all of a short table (a screenful first), the lines
+    // in view of a long one, with spacer rows standing for the rest.
+    let (first, last) = if virtual_rows {
+        let in_view = (*viewport / ROW_PX).ceil() as usize;
+        let top = (*scroll_top / ROW_PX).floor().max(0.0) as usize;
+        let first = top.saturating_sub(OVERSCAN_ROWS).min(total_rows);
+        (first, top.saturating_add(in_view).saturating_add(OVERSCAN_ROWS).min(total_rows))
     } else {
-        total_rows = order.len();
-        order.iter().take(*limit).map(|&i| row(i, 0, 0)).collect()
+        (0, total_rows.min(*limit))
     };
-
-    let more = total_rows.saturating_sub(*limit);
-    let show_more = {
-        let limit = limit.clone();
-        Callback::from(move |_: MouseEvent| limit.set(limit.saturating_add(PAGE_ROWS)))
+    let spacer = |rows: usize, key: &'static str| -> Html {
+        if rows == 0 {
+            return html! {};
+        }
+        html! { <tr key={key} class="spacer" aria-hidden="true"><td colspan={columns.to_string()} style={format!("height: {}px", rows as f64 * ROW_PX)}></td></tr> }
     };
-    let show_all = {
-        let limit = limit.clone();
-        Callback::from(move |_: MouseEvent| limit.set(usize::MAX))
+    let body: Html = html! {
+        <>
+            { spacer(first, "above") }
+            { for (first..last).map(render) }
+            { spacer(if virtual_rows { total_rows - last } else { 0 }, "below") }
+        </>
     };
 
     html! {
@@ -453,7 +488,8 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     { format!("{} of {} tensors", fmt::thousands(order.len() as u64), fmt::thousands(tensors.len() as u64)) }
                 </span>
             </div>
-            <div class="table-wrap">
+            <div class={classes!("table-wrap", virtual_rows.then_some("virtual"))} ref={wrap_ref} onscroll={on_scroll}
+                data-testid="table-wrap" data-rows={total_rows.to_string()}>
                 <table data-testid="tensor-table">
                     <thead><tr>
                         { for COLUMNS.iter().take(2).map(|(c, l, h)| header_cell(*c, l, h)) }
@@ -463,14 +499,6 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     <tbody>{ body }</tbody>
                 </table>
             </div>
-            if more > 0 {
-                <div class="more">
-                    <button type="button" onclick={show_more} data-testid="show-more">
-                        { format!("Show {} more", fmt::thousands(more.min(PAGE_ROWS) as u64)) }
-                    </button>
-                    <button type="button" onclick={show_all}>{ format!("Show all {}", fmt::thousands(total_rows as u64)) }</button>
-                </div>
-            }
         </section>
     }
 }

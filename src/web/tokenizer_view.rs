@@ -72,7 +72,7 @@ pub fn tokenizer_card(p: &TokenizerProps) -> Html {
                         <thead><tr><th scope="col">{ "Token type" }</th><th scope="col" class="n">{ "Count" }</th></tr></thead>
                         <tbody>
                             { for t.token_types.iter().map(|c| html! {
-                                <tr data-type={c.name}><td><code>{ c.name }</code><span class="dim">{ format!(" ({})", c.id) }</span></td><td class="n">{ num_html(c.count) }</td></tr>
+                                <tr data-type={c.name.to_string()}><td><code>{ c.name.to_string() }</code><span class="dim">{ format!(" ({})", c.id) }</span></td><td class="n">{ num_html(c.count) }</td></tr>
                             }) }
                         </tbody>
                     </table>

@@ -6,7 +6,8 @@
 //! exported report.
 
 use super::components::{CopyButton, FindingList};
-use super::hooks::{use_values_worker, Run, ScanJob, Timing};
+use super::hooks::{use_worker_job, JobRequest, Run};
+use super::protocol::{Request, Response};
 use super::sources::use_sources;
 use super::state::Tensors;
 use crate::fmt::{self, exact, short};
@@ -23,28 +24,58 @@ pub struct ValuesProps {
     /// Stats already read for this tensor.
     pub stats: Option<Stats>,
     pub on_stats: Callback<Stats>,
+    /// Whether to hash the raw bytes too (a page-wide choice, off by default: in wasm the
+    /// hash is several times slower than the statistics).
+    pub sha256: bool,
+    pub on_sha256: Callback<bool>,
+}
+
+/// What the last read cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub bytes_read: u64,
+    pub ms: f64,
+    pub wasm_memory: u64,
+    pub sha256: bool,
+    /// Where the SHA-256 ran (the worker's `hashing`).
+    pub hashing: String,
 }
 
 /// Values of the selected tensor: read on request in a worker, with progress and cancel.
 #[function_component(ValuesPanel)]
 pub fn values_panel(p: &ValuesProps) -> Html {
-    let worker = use_values_worker();
+    let worker = use_worker_job();
     let sources = use_sources();
-    let sha = use_state(|| true);
+    let timing = use_state(|| None::<Timing>);
+    let unavailable = use_state(|| false);
     let Some(t) = p.tensors.0.get(p.index).cloned() else {
         return html! {};
     };
     let start = {
-        let (start, sha, on_stats, file) = (worker.start.clone(), sha.clone(), p.on_stats.clone(), p.file);
+        let (start, on_stats, file, sha256) = (worker.start.clone(), p.on_stats.clone(), p.file, p.sha256);
+        let (timing, unavailable) = (timing.clone(), unavailable.clone());
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
-            start.emit(ScanJob { source: sources.get(file), entry: t.clone(), sha256: *sha, on_stats: on_stats.clone() });
+            let Some(src) = sources.get(file) else {
+                unavailable.set(true);
+                return;
+            };
+            unavailable.set(false);
+            let (timing, on_stats) = (timing.clone(), on_stats.clone());
+            let on_result = Callback::from(move |r: Response| {
+                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing } = r {
+                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing }));
+                    on_stats.emit(stats);
+                }
+            });
+            let request = Request::Scan { file: src.blob().clone().into(), entry: t.clone(), sha256, chunk: 0, slices: false };
+            start.emit(JobRequest { request, on_result });
         })
     };
     let cancel = worker.cancel.reform(|_: MouseEvent| ());
     let toggle_sha = {
-        let sha = sha.clone();
-        Callback::from(move |_: Event| sha.set(!*sha))
+        let (on, now) = (p.on_sha256.clone(), p.sha256);
+        Callback::from(move |_: Event| on.emit(!now))
     };
     let run = &worker.run;
     let busy = matches!(run, Run::Starting | Run::Reading { .. });
@@ -57,7 +88,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                 { if p.stats.is_some() { "Read values again" } else { "Read values" } }
             </button>
             <label class="values-sha" title="wasm has no SHA instruction: the hash runs in software in a second worker and takes about 4 times as long as the statistics">
-                <input type="checkbox" checked={*sha} onchange={toggle_sha} disabled={busy} data-testid="values-sha" />
+                <input type="checkbox" checked={p.sha256} onchange={toggle_sha} disabled={busy} data-testid="values-sha" />
                 { " SHA-256 of the raw bytes (costs speed)" }
             </label>
             <span class="dim">{ format!("reads {} bytes", fmt::thousands(bytes)) }</span>
@@ -105,10 +136,13 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         <section class="card panel values" aria-label="Tensor values" data-testid="values-panel">
             <h3>{ "Values" }</h3>
             { controls }
+            if *unavailable {
+                <p class="bad">{ "The file is no longer available to this page; open it again." }</p>
+            }
             { status }
             if let (Some(s), false) = (&p.stats, busy) {
                 <StatsView stats={s.clone()} />
-                if let Some(tm) = &worker.timing {
+                if let Some(tm) = &*timing {
                     { timing_line(tm) }
                 }
             }

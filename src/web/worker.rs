@@ -1,16 +1,24 @@
-//! The values Web Worker: a thin adapter between the page's [`Request`]s and the one scan
-//! loop ([`crate::source::scan::scan_chunks`]), fed by the browser's chunk stream
-//! ([`BlobChunks`]: a BYOB reader over `Blob.slice().stream()`, the next read running
-//! while this chunk is decoded). With `sha256` the chunks are also handed to a nested
-//! hashing worker ([`super::hasher`]) that hashes on another core.
+//! The page's Web Worker: a thin adapter between the page's [`Request`]s and the read
+//! loops of `source/`, so that no file is parsed or decoded on the UI thread:
+//! - `Open`: a set of files through [`read_set`] (headers inspected, JSON companions read
+//!   whole), each inspection handed back as it finishes. A parse that panics or never ends
+//!   costs this worker only: the page's watchdog terminates it and goes on.
+//! - `Scan`: one tensor's values through [`scan_chunks`], fed by the browser's chunk stream
+//!   ([`BlobChunks`]: a BYOB reader over `Blob.slice().stream()`, the next read running
+//!   while this chunk is decoded). With `sha256` the chunks are also handed to a nested
+//!   hashing worker ([`super::hasher`]) that hashes on another core.
 //!
 //! Cancel: the page calls `worker.terminate()`, which stops the reads (and the nested
-//! hashing worker) at once.
+//! hashing worker) at once. A panic posts [`Response::Panicked`] before the worker stops.
 
 use super::hasher::{self, HashTee};
-use super::protocol::{from_js, to_js, Problem, Request, Response};
-use crate::source::blob::{BlobChunks, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
+use super::protocol::{from_js, to_js, Companion, Fault, OpenInput, Problem, Request, Response, Skip};
+use crate::error::SourceError;
+use crate::source::blob::{BlobChunks, BlobSource, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
+use crate::source::http::HttpSource;
 use crate::source::scan::{read_failed, scan_chunks};
+use crate::source::set::{read_set, SetInput, SetOptions};
+use crate::source::ByteSource;
 use crate::stats::Stats;
 use crate::values::{plan, ScanError};
 use crate::vocab::TensorEntry;
@@ -31,11 +39,16 @@ fn post(scope: &DedicatedWorkerGlobalScope, msg: &Response) {
     }
 }
 
-/// Installs the message handler and tells the page it is ready.
+/// Installs the panic hook and the message handler, and tells the page it is ready.
 pub fn start() {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
         return;
     };
+    let hook_scope = scope.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        // The instance is lost after this; the page hears why and moves on.
+        post(&hook_scope, &Response::Panicked { message: info.to_string() });
+    }));
     let handler_scope = scope.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         let scope = handler_scope.clone();
@@ -62,8 +75,10 @@ fn wasm_memory() -> u64 {
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     let (file, entry, sha256, chunk, slices) = match from_js::<Request>(data) {
         Ok(Request::Scan { file, entry, sha256, chunk, slices }) => (file, entry, sha256, chunk, slices),
+        Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
+        Ok(Request::Hash { file }) => return hash(scope, file).await,
         Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit, PROGRESS_INTERVAL_MS, wasm_memory).await,
-        Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the values worker got a bad request: {e}")))),
+        Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
     };
     let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
         return post(scope, &Response::Error(Problem::read_failed("the values worker got a request without a file")));
@@ -141,4 +156,101 @@ async fn scan<T: Tee + Finish>(
     let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
     chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
     Ok((stats, range.len))
+}
+
+/// "Verify file": the SHA-256 of the whole Blob through the one hashing loop
+/// (`source::hash::hash_chunks`), over the same BYOB chunk stream as a tensor scan.
+async fn hash(scope: &DedicatedWorkerGlobalScope, file: JsValue) {
+    let Ok(blob) = file.dyn_into::<web_sys::Blob>() else {
+        return post(scope, &Response::Error(Problem::read_failed("the worker got a hash request without a file")));
+    };
+    let len = BlobSource::new(blob.clone()).len();
+    let started = js_sys::Date::now();
+    let mut last = f64::NEG_INFINITY;
+    let progress = |done: u64, total: u64| {
+        let now = js_sys::Date::now();
+        if done == 0 || done >= total || now - last >= PROGRESS_INTERVAL_MS {
+            last = now;
+            post(scope, &Response::Progress { done, total });
+        }
+        true
+    };
+    let mut chunks = match BlobChunks::open(&blob, 0, len, 0, ReadMode::Auto, NoTee) {
+        Ok(c) => c,
+        Err(e) => return post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+    };
+    match crate::source::hash::hash_chunks(&mut chunks, len, progress).await {
+        Ok(hex) => post(scope, &Response::Hashed { hex, bytes_read: len, ms: js_sys::Date::now() - started }),
+        Err(e) => post(scope, &Response::Error(Problem::read_failed(e.to_string()))),
+    }
+}
+
+/// A file of an open job: a `Blob`, or a URL read with range requests.
+enum Input {
+    Blob(BlobSource),
+    Http(HttpSource),
+    /// A URL that could not be opened (the reason becomes the file's finding).
+    Failed(u64),
+}
+
+impl ByteSource for Input {
+    fn len(&self) -> u64 {
+        match self {
+            Input::Blob(b) => b.len(),
+            Input::Http(h) => h.len(),
+            Input::Failed(len) => *len,
+        }
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        match self {
+            Input::Blob(b) => b.read_at(start, len).await,
+            Input::Http(h) => h.read_at(start, len).await,
+            Input::Failed(_) => Err(SourceError::new("the URL could not be opened")),
+        }
+    }
+}
+
+/// Runs one open job: each input in turn through [`read_set`] (announced first, so that
+/// the page's watchdog knows which file a stuck or panicking parse was on), each
+/// inspection posted as it is done, then what the job read.
+async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classify_by_content: bool) {
+    let mut companions = Vec::new();
+    let mut skipped = Vec::new();
+    let mut bytes_read = 0u64;
+    for (index, input) in inputs.into_iter().enumerate() {
+        post(scope, &Response::Reading { index });
+        match input.fault {
+            Some(Fault::Panic) => panic!("a forced panic (the page's fault test) while reading {}", input.name),
+            Some(Fault::Hang) => hang(),
+            None => {}
+        }
+        let src = match (&input.url, input.file.dyn_into::<web_sys::Blob>()) {
+            (Some(url), _) => match HttpSource::open(url).await {
+                Ok(h) => Input::Http(h),
+                Err(e) => {
+                    post(scope, &Response::Error(Problem::read_failed(format!("{}: {e}", input.name))));
+                    Input::Failed(0)
+                }
+            },
+            (None, Ok(blob)) => Input::Blob(BlobSource::new(blob)),
+            (None, Err(_)) => Input::Failed(0),
+        };
+        let one = [SetInput { name: input.name, src, explain: input.explain }];
+        let set = read_set(&one, SetOptions { classify_by_content }, |_, inspection| match inspection.to_bytes() {
+            Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
+            Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
+        })
+        .await;
+        companions.extend(set.companions.into_iter().map(|(name, bytes)| Companion { name, bytes }));
+        skipped.extend(set.skipped.into_iter().map(|s| Skip { name: s.name, len: s.len, reason: s.reason }));
+        bytes_read = bytes_read.saturating_add(set.bytes_read);
+    }
+    post(scope, &Response::Opened { companions, skipped, bytes_read });
+}
+
+/// A parse that never ends, for the watchdog's test.
+#[allow(clippy::empty_loop)]
+fn hang() -> ! {
+    loop {}
 }

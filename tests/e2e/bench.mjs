@@ -4,7 +4,7 @@
 // Usage: node tests/e2e/bench.mjs FILE CLI_BINARY
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { serve, launch, openPage } from './harness.mjs';
+import { serve, launch, openPage, bytesRead } from './harness.mjs';
 
 const [file, cli] = process.argv.slice(2);
 const RUNS = Number(process.env.RUNS ?? 7);
@@ -33,7 +33,7 @@ for (let i = 0; i < RUNS; i++) {
   await page.setInputFiles('[data-testid=file-input]', file);
   await page.waitForSelector('[data-testid=tensor-table] [data-testid=tensor-row]');
   wall.push(performance.now() - t0);
-  bytes = await page.evaluate(() => window.__bytesRead());
+  bytes = await bytesRead(page);
   const b = await page.evaluate(() => window.__bench);
   inPage.push(b.t1 - b.t0);
   await context.close();

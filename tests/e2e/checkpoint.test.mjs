@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
 
 const CKPT = path.join(FIXTURES, 'checkpoint');
 const EXPECTED = readJson(path.join(CKPT, 'expected.json'));
@@ -148,7 +148,7 @@ test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', asy
   assert.deepEqual(tabs, ['good/model-00001-of-00002.safetensors', 'good/model-00002-of-00002.safetensors']);
   await checkGood(page, 'good/');
   // Read: the shards' headers and the JSON files, nothing else.
-  assert.equal(await page.evaluate(() => window.__bytesRead()), expectedReads(dir));
+  assert.equal(await bytesRead(page), expectedReads(dir));
   assert.match(await text(page, '[data-testid=model-bytes-read]'), new RegExp(`^read ${th(expectedReads(dir))} of `));
   await checkExport(page, path.join(OUT, 'checkpoint-good.json'));
   // A chat template is text, and the copy button is there.
@@ -170,7 +170,7 @@ test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', asy
   await page.screenshot({ path: path.join(OUT, 'model-phone.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 900 });
-  assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -231,7 +231,7 @@ test('a checkpoint folder dropped (directory entries walked, readEntries in batc
   await checkGood(page, 'good/');
   // README.md is listed as ignored and never read.
   assert.equal(await page.locator('[data-testid=ignored-row][data-name="good/README.md"]').count(), 1);
-  assert.equal(await page.evaluate(() => window.__bytesRead()), expectedReads(dir));
+  assert.equal(await bytesRead(page), expectedReads(dir));
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -290,7 +290,7 @@ test('a sparse 6.4 GB Llama-3.2-3B-shaped checkpoint: headers and JSON only', as
     const wall = Date.now() - t0;
     const line = await text(page, '[data-testid=model-bytes-read]');
     const inPage = Number(line.match(/· (\d+) ms/)?.[1]);
-    runs.push({ wall, inPage, read: await page.evaluate(() => window.__bytesRead()) });
+    runs.push({ wall, inPage, read: await bytesRead(page) });
     if (i === 0) {
       assert.equal(await text(page, '[data-testid=model-tensor-count]'), '254');
       assert.match(await text(page, '[data-testid=model-params]'), /^3,212,749,824/);

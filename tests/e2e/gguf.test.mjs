@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
 
 const env = useBrowser();
 
@@ -41,7 +41,7 @@ test('stories260K.gguf (llama.cpp): header, card, tokenizer, layout, metadata, e
   await page.waitForSelector('[data-testid=gguf]');
 
   // Header only: within data start + 64 KiB + the 1 MiB read granularity.
-  const read = await page.evaluate(() => window.__bytesRead());
+  const read = await bytesRead(page);
   console.log(`stories260K: ${read} bytes read`);
   assert.ok(read <= want.data_offset + 64 * KIB + MIB, `read ${read}`);
   assert.ok(read >= want.data_offset, `read ${read}`);
@@ -161,9 +161,9 @@ print(json.dumps([bytes(f.parts[i]).decode('utf-8') for i in f.data]))`, fixture
   assert.equal(layout.terms.reduce((a, t) => a + t.bytes, 0), want.file_size);
 
   // No network request after the page loaded; no script error.
-  const net = requests.slice(before.requests).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:'));
+  const net = network(requests, before.requests);
   assert.deepEqual(net, []);
-  assert.equal(env.server.log.length, before.served);
+  assert.deepEqual(network(env.server.log, before.served), []);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -186,7 +186,7 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   console.log(`sparse GGUF: setInputFiles → inventory rendered in ${ms} ms`);
   assert.ok(ms < 15_000, `took ${ms} ms`);
 
-  const read = await page.evaluate(() => window.__bytesRead());
+  const read = await bytesRead(page);
   console.log(`sparse GGUF: ${read} bytes read`);
   assert.ok(read < 11_000_000, `read ${read}`);
   assert.ok(read >= 10_448_288, `read ${read}`);
@@ -248,7 +248,7 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   assert.equal(await page.locator('[data-testid=group-row][data-path^="blk."]').count(), 28);
   await page.uncheck('[data-testid=tree-toggle]');
   assert.equal(await page.locator('[data-testid=tensor-row]').count() > 0, true);
-  assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   if (process.env.UPDATE_SCREENSHOTS) {
     await page.evaluate(() => document.querySelector('[data-testid=gguf]').scrollIntoView());
@@ -303,7 +303,7 @@ test('split GGUF: three parts make one model; two name the missing one', async (
   const saved2 = path.join(OUT, 'export-split-all.json');
   await dl2.saveAs(saved2);
   assert.deepEqual(readJson(saved2).model, report.model);
-  assert.deepEqual(requests.slice(nreq).filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   await context.close();
 

@@ -64,10 +64,13 @@ export function launch() {
 }
 
 // Runs in the page before its own scripts: every way of reading a Blob adds the bytes it
-// reads to window.__reads (one entry per read: [kind, bytes]).
+// reads to window.__reads (one entry per read: [kind, bytes]). The page's workers (which
+// read the files) are counted too: `openPage` serves their loader with WORKER_COUNTING in
+// front, and their reads arrive here as ['worker:' + kind, bytes].
 export const COUNT_READS = () => {
   window.__reads = [];
   const note = (kind, blob) => window.__reads.push([kind, blob.size]);
+  new BroadcastChannel('tensorpeek-test-reads').onmessage = (e) => window.__reads.push(e.data);
   for (const m of ['arrayBuffer', 'text', 'bytes', 'stream']) {
     const orig = Blob.prototype[m];
     if (!orig) continue;
@@ -84,11 +87,35 @@ export const COUNT_READS = () => {
     };
   }
   window.__bytesRead = () => window.__reads.reduce((a, [, n]) => a + n, 0);
+  window.__pageBytesRead = () => window.__reads.filter(([k]) => !k.startsWith('worker:')).reduce((a, [, n]) => a + n, 0);
 };
+
+// Put in front of the workers' loader script (not the page's own code): wraps the same
+// Blob methods in the worker and reports each read to the page.
+const WORKER_COUNTING = `{
+  const ch = new BroadcastChannel('tensorpeek-test-reads');
+  for (const m of ['arrayBuffer', 'text', 'bytes', 'stream']) {
+    const orig = Blob.prototype[m];
+    if (!orig) continue;
+    Blob.prototype[m] = function (...args) { ch.postMessage(['worker:' + m, this.size]); return orig.apply(this, args); };
+  }
+}
+`;
+
+/** Every byte read from a Blob so far, by the page and its workers (the workers' reports
+ * travel on a BroadcastChannel: give them a moment to arrive). */
+export async function bytesRead(page, { pageOnly = false } = {}) {
+  await page.waitForTimeout(150);
+  return page.evaluate((pageOnly) => (pageOnly ? window.__pageBytesRead() : window.__bytesRead()), pageOnly);
+}
 
 /** A page on the served app with read counting, network and error logs. */
 export async function openPage(browser, url, options = {}) {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
+  await context.route('**/tensorpeek-worker_loader.js', async (route) => {
+    const r = await route.fetch();
+    route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
+  });
   const page = await context.newPage();
   await page.addInitScript(COUNT_READS);
   const requests = [];
@@ -100,6 +127,12 @@ export async function openPage(browser, url, options = {}) {
   await page.waitForSelector('[data-testid=file-input]', { state: 'attached' });
   return { context, page, requests, errors };
 }
+
+/** The requests made since index `from`, but the page's own: blob:/data: URLs (exports,
+ * copies) and its worker's script and wasm, loaded from the app's origin when a file is
+ * first opened. What is left is what the page fetched from the network for the person. */
+export const network = (requests, from = 0) =>
+  requests.slice(from).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:') && !/\/tensorpeek-worker/.test(u));
 
 /** Thousands separators as the page prints them. */
 /** Puts `file` in a hidden `<input type="file" id=ID>` of its own (the page clears its

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -63,7 +63,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   const want = expected.safetensors.find((t) => t.name === 't_F32');
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, path.join(FIXTURES, want.file), want.name);
-  const pageReadBefore = await page.evaluate(() => window.__bytesRead());
+  const pageReadBefore = await page.evaluate(() => window.__pageBytesRead());
   await readValues(page);
   await checkNumbers(page, want);
   assert.equal(await value(page, 'v-sha256'), want.sha256);
@@ -71,7 +71,7 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   // The worker reports what it read: exactly the tensor's byte length. The page itself
   // read nothing more (its own Blob reads are counted by the init script).
   assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(want.bytes));
-  assert.equal(await page.evaluate(() => window.__bytesRead()), pageReadBefore);
+  assert.equal(await page.evaluate(() => window.__pageBytesRead()), pageReadBefore);
   // Histogram and preview are drawn.
   assert.ok(await page.locator('[data-testid=histogram] rect').count() > 0);
   const total = (await page.locator('[data-testid=histogram] rect').evaluateAll((rs) => rs.map((r) => Number(r.dataset.count)))).reduce((a, b) => a + b, 0);
@@ -118,17 +118,25 @@ test('GGUF quantized tensors: dequantized values equal gguf-py\'s', async () => 
 
 test('a type that is not decoded shows a finding, never numbers', async () => {
   const { context, page, errors } = await openPage(env.browser, env.server.url);
-  const want = expected.gguf.find((t) => t.name === 'g_IQ4_NL');
-  await open(page, path.join(FIXTURES, want.file), want.name);
+  // IQ4_NL is decoded (equal to gguf-py's dequantize) ...
+  const iq4 = expected.gguf.find((t) => t.name === 'g_IQ4_NL');
+  await open(page, path.join(FIXTURES, iq4.file), iq4.name);
+  await readValues(page);
+  await checkNumbers(page, iq4);
+  assert.match(await page.locator('[data-testid=values-note]').innerText(), /dequantized/i);
+  // ... a type ggml removed is not (tests/fixtures/iquants/removed_type.gguf: an IQ4_NL
+  // tensor relabelled IQ4_NL_4_4, id 36).
+  const iq = readJson(path.join(FIXTURES, 'iquants/expected.json'));
+  await open(page, path.join(FIXTURES, iq.removed.file), iq.removed.tensor);
   await readValues(page);
   const f = page.locator('[data-testid=values-finding]');
   assert.equal(await f.getAttribute('data-code'), 'ValuesNotDecoded');
   assert.match(await f.innerText(), /values not decoded for this type/);
   assert.equal(await page.locator('[data-testid=values-result]').count(), 0);
   // The page stays usable: another tensor reads fine.
-  await select(page, 'g_Q4_0');
+  await select(page, iq.removed_neighbour.tensor);
   await readValues(page);
-  assert.equal(await value(page, 'v-count'), '2048');
+  await checkNumbers(page, iq.removed_neighbour);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -219,13 +227,14 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await open(page, SPARSE, EMBED);
   // Cancel while reading: the progress bar shows bytes, then Cancel stops the worker.
+  await page.locator('[data-testid=values-sha]').check();
   await page.click('[data-testid=read-values]');
   await page.waitForFunction(() => {
     const d = document.querySelector('[data-testid=values-done]');
     return d && !d.innerText.startsWith('0 of');
   }, null, { timeout: 30_000 });
   assert.match(await page.locator('[data-testid=values-done]').innerText(), / of 788,004,864 bytes$/);
-  // Reading with SHA-256 (on by default): the values worker and its nested hasher.
+  // Reading with SHA-256 (switched on above): the values worker and its nested hasher.
   for (let i = 0; i < 50 && page.workers().length < 2; i++) await new Promise((ok) => setTimeout(ok, 100));
   assert.equal(page.workers().length, 2, 'values worker + hashing worker');
   await page.click('[data-testid=values-cancel]');
@@ -268,13 +277,14 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   await context.close();
 });
 
-test('the worker loads from a sub-path too, and only when values are asked for', async () => {
+test('the worker loads from a sub-path too, and only once a file is given', async () => {
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
     const want = expected.safetensors.find((t) => t.name === 't_U8');
     const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`);
-    await open(page, path.join(FIXTURES, want.file), want.name);
+    // The first load is the app alone; the worker (which reads files) comes with a file.
     assert.ok(!sub.log.some((u) => u.includes('worker')), sub.log.join(' '));
+    await open(page, path.join(FIXTURES, want.file), want.name);
     await readValues(page);
     await checkNumbers(page, want);
     for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm']) {
@@ -285,6 +295,44 @@ test('the worker loads from a sub-path too, and only when values are asked for',
   } finally {
     await sub.close();
   }
+});
+
+test('SHA-256 is off by default and the choice is kept while the page is open', async () => {
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  const [a, b] = expected.safetensors.filter((t) => t.file === 'values_np.safetensors');
+  await open(page, path.join(FIXTURES, a.file), a.name);
+  const box = page.locator('[data-testid=values-sha]');
+  assert.equal(await box.isChecked(), false);
+  await readValues(page, { sha: false });
+  assert.equal(await value(page, 'v-sha256'), '');
+  await box.click();
+  await select(page, b.name);
+  assert.equal(await page.locator('[data-testid=values-sha]').isChecked(), true, 'kept for the next tensor');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Verify file: the whole file\'s SHA-256, compared with a pasted sha256sum line or oid', async () => {
+  const file = path.join(FIXTURES, 'values_np.safetensors');
+  const hex = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  await page.setInputFiles('[data-testid=file-input]', file);
+  await done(page);
+  await page.click('[data-testid=verify] summary');
+  await page.fill('[data-testid=verify-expected]', `${hex.toUpperCase()}  values_np.safetensors`);
+  await page.click('[data-testid=verify-start]');
+  await page.waitForSelector('[data-testid=verify-hash]');
+  assert.equal(await page.locator('[data-testid=verify-hash]').innerText(), hex);
+  assert.equal(await page.getAttribute('[data-testid=verify-verdict]', 'data-match'), 'true');
+  // The whole file was read, in the worker.
+  assert.ok((await bytesRead(page)) >= fs.statSync(file).size);
+  const wrong = hex.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  await page.fill('[data-testid=verify-expected]', `oid sha256:${wrong}`);
+  assert.equal(await page.getAttribute('[data-testid=verify-verdict]', 'data-match'), 'false');
+  await page.fill('[data-testid=verify-expected]', 'not a hash');
+  assert.equal(await page.locator('[data-testid=verify-unreadable]').count(), 1);
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('screenshot of the values panel', async () => {

@@ -2,6 +2,7 @@
 //! byte order, with every length checked against what remains in the *file* first.
 
 use super::value::{Value, ValueType};
+use super::MAX_GGUF_HEADER_BYTES;
 use crate::error::{Code, Finding};
 
 /// Why reading stopped early.
@@ -46,6 +47,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The header must fit in [`MAX_GGUF_HEADER_BYTES`]: checked against the lower bound of
+    /// where it ends ([`Cursor::hint`]) as soon as it is known, and against every read. Both
+    /// depend on the file alone, not on how much of it was read, so a parse over any prefix
+    /// stops at the same place.
+    pub(super) fn check_hint(&self, field: &str) -> R<()> {
+        if self.hint > MAX_GGUF_HEADER_BYTES {
+            return Err(too_large(self.pos, field, format!("the header needs at least {} bytes", self.hint)));
+        }
+        Ok(())
+    }
+
     #[inline]
     pub(super) fn take(&mut self, n: u64, field: &str) -> R<&'a [u8]> {
         let end = match self.pos.checked_add(n) {
@@ -54,13 +66,16 @@ impl<'a> Cursor<'a> {
                 return Err(Stop::Fail(Box::new(
                     Finding::error(
                         Code::FileTooShort,
-                        format!("the file ends inside the header: {field} needs {n} bytes at byte {}, the file has {}", self.pos, self.file_len),
+                        format!("the file ends inside the header: {} needs {n} bytes at byte {}, the file has {}", crate::error::clip(field), self.pos, self.file_len),
                     )
                     .at(self.pos)
                     .field(field),
                 )))
             }
         };
+        if end > MAX_GGUF_HEADER_BYTES {
+            return Err(too_large(self.pos, field, format!("{} needs {n} bytes at byte {}", crate::error::clip(field), self.pos)));
+        }
         let slice = usize::try_from(self.pos)
             .ok()
             .zip(usize::try_from(end).ok())
@@ -143,6 +158,18 @@ impl<'a> Cursor<'a> {
             ValueType::Array => Value::U8(0),
         })
     }
+}
+
+#[cold]
+fn too_large(at: u64, field: &str, what: String) -> Stop {
+    Stop::Fail(Box::new(
+        Finding::error(
+            Code::HeaderTooLarge,
+            format!("{what}: past the limit of {MAX_GGUF_HEADER_BYTES} bytes for a GGUF header (metadata and tensor infos); the rest is not read"),
+        )
+        .at(at)
+        .field(field),
+    ))
 }
 
 /// The length-prefixed string at `pos` when it lies wholly in `buf` (the hot path of long

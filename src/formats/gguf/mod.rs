@@ -31,11 +31,11 @@ pub mod value;
 pub use array::{array_elements, MAX_ELEMENTS_PER_READ};
 pub use parse::{parse, parse_resumable, Resume};
 pub use summary::{token_type_name, KvGroup, Layout, LayoutTerm, ModelCard};
-pub use value::{Array, Value, ValueType};
+pub use value::{Array, Value, ValueJson, ValueType};
 
 use crate::error::Finding;
 use crate::vocab::{TensorEntry, TokenizerSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const MAGIC: &[u8; 4] = b"GGUF";
 /// Versions this parser reads (the spec's 1, 2 and 3).
@@ -57,11 +57,24 @@ pub const MAX_ARRAY_DEPTH: usize = 4;
 pub const ARRAY_HEAD_LEN: usize = 64;
 /// Elements kept of an array nested inside another (bounds memory: 64 × 4^depth).
 pub const NESTED_HEAD_LEN: usize = 4;
+/// Largest GGUF header read: magic, counts, metadata and tensor infos (the tensor data is
+/// never read). Real headers are a few MB — the largest tokenizers (Llama 3: 128,256 tokens
+/// and 280,147 merges; Gemma 3: 262,144 tokens) take 5–11 MB — so 128 MiB is over ten times
+/// the largest seen, while bounding what a hostile header costs: with the parse's copies
+/// and the report, peak memory stays under 4 × this + 64 MiB (tests/memory_bounds.rs),
+/// well inside wasm32's 4 GiB. Past it: `HeaderTooLarge`, and what was read is kept.
+pub const MAX_GGUF_HEADER_BYTES: u64 = 128 * 1024 * 1024;
+/// Array elements kept over a whole file (the heads of all arrays together). A kept value
+/// takes 40 bytes for as little as 1 byte in the file (a U8 element), so without a budget
+/// 10,000 arrays of 64 bytes would take 25 MiB, and nested heads multiply. Real files keep
+/// a few thousand (≈ 50 arrays × 64); past the budget heads are shorter (the length is
+/// still exact, and the page reads elements from the file on request).
+pub const MAX_HEAD_VALUES: u64 = 100_000;
 /// Bytes of a fixed header before the counts.
 pub(crate) const MAGIC_AND_VERSION: u64 = 8;
 
 /// Byte order of the numbers in the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Endian {
     Little,
@@ -69,7 +82,7 @@ pub enum Endian {
 }
 
 /// One metadata entry, with where it sits in the file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kv {
     pub key: String,
     pub value: Value,
@@ -81,7 +94,7 @@ pub struct Kv {
 }
 
 /// The fixed header and where the sections lie.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     pub version: Option<u32>,
     pub endian: Option<Endian>,
@@ -98,7 +111,7 @@ pub struct Header {
 }
 
 /// Everything read from a GGUF header.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GgufFile {
     pub file_size: u64,
     pub header: Header,

@@ -4,18 +4,20 @@
 //! whole from one round to the next.
 
 use super::cursor::{quick_str, Cursor, Stop, R};
-use super::summary::{KvGroup, Layout, ModelCard};
+use super::summary::{KvGroup, Layout, ModelCard, TokenTypes};
 use super::value::{Array, Value, ValueType};
 use super::{
     Endian, GgufFile, Header, Kv, ARRAY_HEAD_LEN, DEFAULT_ALIGNMENT, GGML_MAX_DIMS, GGML_MAX_NAME, MAGIC,
-    MAGIC_AND_VERSION, MAX_ARRAY_DEPTH, MAX_DIMS_READ, NESTED_HEAD_LEN, SUPPORTED_VERSIONS,
+    MAGIC_AND_VERSION, MAX_ARRAY_DEPTH, MAX_DIMS_READ, MAX_GGUF_HEADER_BYTES, MAX_HEAD_VALUES, NESTED_HEAD_LEN, SUPPORTED_VERSIONS,
 };
+use crate::formats::{MAX_METADATA_ENTRIES, MAX_TENSORS};
 use crate::dtype::ggml::GgmlType;
 use crate::dtype::TensorDtype;
-use crate::error::{Code, Finding};
+use crate::error::{clip, clip_bytes, keep_bounded, push_bounded, Code, Finding};
+use crate::formats::text::{self, Tally, TextKind};
 use crate::formats::Step;
 use crate::vocab::{TensorEntry, TokenizerSummary};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 /// What the KV reader remembers for the summaries.
 /// A top-level string array cut short by the prefix: where its walk stopped.
@@ -26,6 +28,8 @@ pub(super) struct ArrayResume {
     pos: u64,
     head: Vec<Value>,
     bad_utf8: Option<Finding>,
+    /// What the walk had noticed when it stopped (this array's tokens included).
+    seen: Seen,
 }
 
 #[derive(Default)]
@@ -34,7 +38,23 @@ pub(super) struct Notes {
     pub(super) array_resume: Option<ArrayResume>,
     /// tokenizer.ggml.tokens: absolute offset of the first element and the count.
     pub(super) tokens_at: Option<(u64, u64)>,
-    pub(super) token_types: BTreeMap<i64, u64>,
+    pub(super) token_types: TokenTypes,
+    /// Counted while walking the entries; saved before each entry and restored when the
+    /// entry is cut short by the prefix (it is then read again from its start).
+    pub(super) seen: Seen,
+}
+
+/// What the walk through the entries noticed, for findings made once at the end.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Seen {
+    pub(super) keys: Tally,
+    pub(super) values: Tally,
+    pub(super) tokens: Tally,
+    /// Top-level arrays of arrays: how many, and the first one's key and offset.
+    pub(super) nested: u64,
+    pub(super) first_nested: Option<(String, u64)>,
+    /// Array elements kept so far (heads), against [`MAX_HEAD_VALUES`].
+    pub(super) head_values: u64,
 }
 
 /// Reads a value of type `t`; `key` names it in findings.
@@ -42,21 +62,24 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
     if t == ValueType::String {
         let at = c.pos;
         let s = c.string(key)?;
-        return Ok(Value::String(match std::str::from_utf8(s) {
+        let text = match std::str::from_utf8(s) {
             Ok(text) => text.to_string(),
             Err(_) => {
-                findings.push(Finding::warning(Code::InvalidUtf8, format!("the string value of {key} is not valid UTF-8")).at(at).field(key));
+                push_bounded(findings, Finding::warning(Code::InvalidUtf8, format!("the string value of {} is not valid UTF-8", clip(key))).at(at).field(key));
                 String::from_utf8_lossy(s).into_owned()
             }
-        }));
+        };
+        notes.seen.values.check(&text, TextKind::Value, at, key);
+        return Ok(Value::String(text));
     }
     if t != ValueType::Array {
         let at = c.pos;
         let v = c.scalar(t, key)?;
         if let Value::Bool(b) = v {
             if b > 1 {
-                findings.push(
-                    Finding::error(Code::InvalidBool, format!("{key} is a BOOL of value {b}; only 0 and 1 are valid"))
+                push_bounded(
+                    findings,
+                    Finding::error(Code::InvalidBool, format!("{} is a BOOL of value {b}; only 0 and 1 are valid", clip(key)))
                         .at(at)
                         .field(key),
                 );
@@ -68,7 +91,7 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
     let elem_id = c.u32(key)?;
     let Some(elem) = ValueType::from_id(elem_id) else {
         return Err(Stop::Fail(Box::new(
-            Finding::error(Code::UnknownValueType, format!("the array {key} has element type id {elem_id}; valid ids are 0 to 12"))
+            Finding::error(Code::UnknownValueType, format!("the array {} has element type id {elem_id}; valid ids are 0 to 12", clip(key)))
                 .at(type_at)
                 .field(key),
         )));
@@ -76,14 +99,17 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
     let len_at = c.pos;
     let len = c.len(key)?;
     let min = elem.min_size(c.v1);
-    c.claim(len.checked_mul(min), || format!("the array {key} claims {len} elements of type {} (at least {min} bytes each)", elem.name()), len_at, key)?;
+    c.claim(len.checked_mul(min), || format!("the array {} claims {len} elements of type {} (at least {min} bytes each)", clip(key), elem.name()), len_at, key)?;
     // Everything the array holds must be in the prefix before what follows it.
     let arr_bound = c.pos.saturating_add(len.saturating_mul(min));
     // What the rest of the header needs beyond this array (a lower bound).
     let tail = c.hint.saturating_sub(arr_bound);
     c.hint = c.hint.max(arr_bound);
+    c.check_hint(key)?;
     let keep = if depth == 0 { ARRAY_HEAD_LEN } else { NESTED_HEAD_LEN };
-    let keep = usize::try_from(len).map_or(keep, |l| l.min(keep));
+    let budget = MAX_HEAD_VALUES.saturating_sub(notes.seen.head_values);
+    let keep = usize::try_from(len.min(budget)).map_or(keep, |l| l.min(keep));
+    notes.seen.head_values = notes.seen.head_values.saturating_add(keep as u64);
     let mut head = Vec::with_capacity(keep);
     if let Some(size) = elem.fixed_size() {
         let data_at = c.pos;
@@ -101,30 +127,22 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
         }
         if elem == ValueType::Bool {
             if let Some(i) = bytes.iter().position(|b| *b > 1) {
-                findings.push(
-                    Finding::error(Code::InvalidBool, format!("element {i} of {key} is a BOOL other than 0 or 1"))
+                push_bounded(
+                    findings,
+                    Finding::error(Code::InvalidBool, format!("element {i} of {} is a BOOL other than 0 or 1", clip(key)))
                         .at(data_at.saturating_add(i as u64))
                         .field(key),
                 );
             }
         }
         if key == "tokenizer.ggml.token_type" && depth == 0 && matches!(elem, ValueType::I32 | ValueType::U32) {
-            // Counted in a small array first (ids 0..=6 are the defined ones): fast on 128k.
-            let mut small = [0u64; 8];
+            // The defined ids 0..=6 by id, every other id in one count: fixed memory.
             for chunk in bytes.chunks_exact(4) {
                 let mut b = [0u8; 4];
                 b.copy_from_slice(chunk);
                 let id = if c.big { i32::from_be_bytes(b) } else { i32::from_le_bytes(b) };
                 let id = if elem == ValueType::U32 { i64::from(id as u32) } else { i64::from(id) };
-                match usize::try_from(id).ok().and_then(|i| small.get_mut(i)) {
-                    Some(n) => *n += 1,
-                    None => *notes.token_types.entry(id).or_default() += 1,
-                }
-            }
-            for (id, n) in small.iter().enumerate() {
-                if *n > 0 {
-                    *notes.token_types.entry(id as i64).or_default() += n;
-                }
+                notes.token_types.add(id);
             }
         }
     } else if elem == ValueType::String {
@@ -134,6 +152,7 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
         let data_at = c.pos;
         let mut bad_utf8: Option<Finding> = None;
         let mut first = 0;
+        let kind = if depth == 0 && matches!(key, "tokenizer.ggml.tokens" | "tokenizer.ggml.merges") { TextKind::Token } else { TextKind::Value };
         if depth == 0 {
             // Continue a long string array where a shorter prefix stopped (see `Resume`).
             if let Some(ar) = notes.array_resume.take() {
@@ -142,6 +161,7 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
                     c.pos = ar.pos;
                     head = ar.head;
                     bad_utf8 = ar.bad_utf8;
+                    notes.seen = ar.seen;
                 }
             }
         }
@@ -166,6 +186,7 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
                             pos: at,
                             head: std::mem::take(&mut head),
                             bad_utf8: bad_utf8.take(),
+                            seen: notes.seen.clone(),
                         });
                     }
                     let left = len.saturating_sub(i).saturating_mul(min);
@@ -175,32 +196,60 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
                 Err(e) => return Err(e),
             };
             let text = std::str::from_utf8(s);
-            if text.is_err() && bad_utf8.is_none() {
-                bad_utf8 = Some(Finding::warning(Code::InvalidUtf8, format!("element {i} of {key} is not valid UTF-8")).at(at).field(key));
+            match text {
+                Ok(t) => {
+                    let tally = if kind == TextKind::Token { &mut notes.seen.tokens } else { &mut notes.seen.values };
+                    tally.check(t, kind, at, key);
+                }
+                Err(_) if bad_utf8.is_none() => {
+                    bad_utf8 = Some(Finding::warning(Code::InvalidUtf8, format!("element {i} of {} is not valid UTF-8", clip(key))).at(at).field(key));
+                }
+                Err(_) => {}
             }
             if i < keep as u64 {
                 head.push(Value::String(text.map_or_else(|_| String::from_utf8_lossy(s).into_owned(), str::to_string)));
             }
         }
-        findings.extend(bad_utf8);
+        if let Some(f) = bad_utf8 {
+            push_bounded(findings, f);
+        }
     } else {
         // Nested arrays.
         if depth == 0 {
-            findings.push(
-                Finding::warning(Code::NestedArray, format!("{key} is an array of arrays; gguf-py reads it, llama.cpp refuses the file"))
+            push_bounded(
+                findings,
+                Finding::warning(Code::NestedArray, format!("{} is an array of arrays; gguf-py reads it, llama.cpp refuses the file", clip(key)))
                     .at(type_at)
                     .field(key),
             );
+            notes.seen.nested = notes.seen.nested.saturating_add(1);
+            if notes.seen.first_nested.is_none() {
+                notes.seen.first_nested = Some((clip(key).into_owned(), type_at));
+            }
         }
         if depth + 1 >= MAX_ARRAY_DEPTH {
             return Err(Stop::Fail(Box::new(
-                Finding::error(Code::NestingTooDeep, format!("{key} nests arrays deeper than {MAX_ARRAY_DEPTH} levels"))
+                Finding::error(Code::NestingTooDeep, format!("{} nests arrays deeper than {MAX_ARRAY_DEPTH} levels", clip(key)))
                     .at(type_at)
                     .field(key),
             )));
         }
+        let data_at = c.pos;
         for i in 0..len {
-            let v = value(c, ValueType::Array, depth + 1, key, notes, findings)?;
+            let v = match value(c, ValueType::Array, depth + 1, key, notes, findings) {
+                Ok(v) => v,
+                // A nested array is walked again from its start each round (only string
+                // arrays at the top level resume mid-way), and the lower bound of what its
+                // elements take can be far too low: ask for twice what was walked, so the
+                // walks add up to a small multiple of its size (linear time), not one
+                // walk per read granule (quadratic).
+                Err(Stop::Need(n)) if depth == 0 => {
+                    let walked = (c.buf.len() as u64).saturating_sub(data_at);
+                    let doubled = data_at.saturating_add(walked.saturating_mul(2));
+                    return Err(Stop::Need(n.max(doubled.min(c.file_len).min(MAX_GGUF_HEADER_BYTES))));
+                }
+                Err(e) => return Err(e),
+            };
             if i < keep as u64 {
                 head.push(v);
             }
@@ -215,27 +264,38 @@ pub fn parse(prefix: &[u8], file_len: u64) -> Step<GgufFile> {
     parse_resumable(prefix, file_len, &mut Resume::default())
 }
 
-/// Where a parse of a shorter prefix stopped: the metadata entries read whole so far. The
-/// driver keeps one per file and passes it to every round, so a 10 MB tokenizer read in
-/// 1 MiB steps is walked about twice instead of once per step. Only valid for growing
-/// prefixes of one file (checked: file length and header end must match).
+/// Where a parse of a shorter prefix stopped: the metadata entries and tensor infos read
+/// whole so far. The driver keeps one per file and passes it to every round, so a 10 MB
+/// tokenizer (or 100,000 tensor infos) read in 1 MiB steps is walked about once instead of
+/// once per step. Only valid for growing prefixes of one file (checked: file length and
+/// header end must match).
 #[derive(Default)]
 pub struct Resume {
-    kv: Option<KvCheckpoint>,
+    state: Option<Progress>,
 }
 
-struct KvCheckpoint {
+/// Everything read so far, carried from one round to the next.
+#[derive(Default)]
+struct Progress {
     file_len: u64,
+    /// End of the fixed header (0: not started).
     header_end: u64,
-    /// Offset of the first entry not yet read, and its index.
+    /// Offset of the first entry (or tensor info) not yet read, and the hint there.
     pos: u64,
-    next: u64,
     hint: u64,
+    kv_next: u64,
     kvs: Vec<Kv>,
     findings: Vec<Finding>,
     seen: HashSet<String>,
     arch: Option<String>,
     notes: Notes,
+    /// Set once every entry was read (groups and alignment are then known).
+    kvs_done: bool,
+    alignment: u64,
+    tensor_infos_start: u64,
+    ti_next: u64,
+    tensors: Vec<TensorEntry>,
+    names: HashSet<String>,
 }
 
 /// [`parse`], continuing from `resume` when a shorter prefix of the same file was parsed.
@@ -254,7 +314,6 @@ pub fn parse_resumable(prefix: &[u8], file_len: u64, resume: &mut Resume) -> Ste
         layout: Layout::default(),
         findings: Vec::new(),
     };
-    let mut notes = Notes::default();
     let mut c = Cursor {
         buf: prefix,
         pos: 0,
@@ -263,22 +322,36 @@ pub fn parse_resumable(prefix: &[u8], file_len: u64, resume: &mut Resume) -> Ste
         v1: false,
         hint: 0,
     };
-    match read_header(&mut c, &mut g, &mut notes, resume) {
+    let mut st = Progress::default();
+    match read_header(&mut c, &mut g.header, &mut st, resume) {
         Ok(()) => {}
         Err(Stop::Need(n)) => {
             if n > prefix.len() as u64 && n <= file_len {
+                if st.header_end > 0 {
+                    resume.state = Some(st);
+                }
                 return Step::Need(n);
             }
             // Cannot happen (take only asks for bytes inside the file); never loop on it.
-            g.findings.push(Finding::error(Code::ReadFailed, format!("the parser asked for {n} bytes it could not have")).at(c.pos));
+            st.findings.push(Finding::error(Code::ReadFailed, format!("the parser asked for {n} bytes it could not have")).at(c.pos));
         }
-        Err(Stop::Fail(f)) => g.findings.push(*f),
+        Err(Stop::Fail(f)) => st.findings.push(*f),
     }
-    g.finish(prefix, &notes);
+    if st.kvs_done {
+        g.header.alignment = st.alignment;
+    } else {
+        for kv in &mut st.kvs {
+            kv.group = KvGroup::of(&kv.key, st.arch.as_deref());
+        }
+    }
+    g.kvs = st.kvs;
+    g.tensors = st.tensors;
+    g.findings = st.findings;
+    g.finish(prefix, &st.notes);
     Step::Done(g)
 }
 
-fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes, resume: &mut Resume) -> R<()> {
+fn read_header(c: &mut Cursor<'_>, h: &mut Header, st: &mut Progress, resume: &mut Resume) -> R<()> {
     let magic = c.take(4, "magic")?;
     if magic != MAGIC.as_slice() {
         return Err(Stop::Fail(Box::new(
@@ -301,13 +374,13 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes, resume: 
     };
     c.big = endian == Endian::Big;
     c.v1 = version == 1;
-    g.header.version = Some(version);
-    g.header.endian = Some(endian);
+    h.version = Some(version);
+    h.endian = Some(endian);
     let n_tensors = c.len("tensor_count")?;
-    g.header.tensor_count = Some(n_tensors);
+    h.tensor_count = Some(n_tensors);
     let n_kv = c.len("kv_count")?;
-    g.header.kv_count = Some(n_kv);
-    g.header.fixed_header_bytes = c.pos;
+    h.kv_count = Some(n_kv);
+    h.fixed_header_bytes = c.pos;
     // The fewest bytes a KV and a tensor info can take: key length, type, a 1-byte value;
     // name length, n_dims, type, offset with no dims.
     let len_bytes: u64 = if c.v1 { 4 } else { 8 };
@@ -324,73 +397,98 @@ fn read_header(c: &mut Cursor<'_>, g: &mut GgufFile, notes: &mut Notes, resume: 
     )?;
     let ti_min = ti_bytes.unwrap_or(0);
     c.hint = c.pos.saturating_add(kv_bytes.unwrap_or(0)).saturating_add(ti_min);
+    c.check_hint("kv_count")?;
 
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut arch: Option<String> = None;
-    let mut first = 0;
     let header_end = c.pos;
-    if let Some(cp) = resume.kv.take() {
+    match resume.state.take() {
         // A shorter prefix of the same file got this far: continue from there.
-        if cp.file_len == c.file_len && cp.header_end == header_end && cp.pos <= c.buf.len() as u64 {
-            c.pos = cp.pos;
-            c.hint = c.hint.max(cp.hint);
-            g.kvs = cp.kvs;
-            g.findings = cp.findings;
-            seen = cp.seen;
-            arch = cp.arch;
-            *notes = cp.notes;
-            first = cp.next;
+        Some(cp) if cp.file_len == c.file_len && cp.header_end == header_end && cp.pos <= c.buf.len() as u64 => {
+            *st = cp;
+            c.pos = st.pos;
+            c.hint = c.hint.max(st.hint);
+        }
+        _ => {
+            st.file_len = c.file_len;
+            st.header_end = header_end;
+            st.pos = header_end;
         }
     }
-    for i in first..n_kv {
+    while st.kv_next < n_kv {
+        let i = st.kv_next;
+        if i >= MAX_METADATA_ENTRIES {
+            return Err(Stop::Fail(Box::new(
+                Finding::error(Code::LimitExceeded, format!("the header has {n_kv} metadata entries; only the first {MAX_METADATA_ENTRIES} are read, and not the tensor infos after them"))
+                    .at(c.pos)
+                    .field("kv_count"),
+            )));
+        }
         let kv_at = c.pos;
         let hint_at = c.hint;
-        let n_findings = g.findings.len();
-        match read_kv(c, i, g, notes, &mut seen, &mut arch) {
+        let n_findings = st.findings.len();
+        let seen_before = st.notes.seen.clone();
+        match read_kv(c, i, st) {
             Ok(()) => {}
             Err(Stop::Need(n)) => {
                 // Keep everything up to the last whole entry for the next, longer prefix.
-                g.findings.truncate(n_findings);
-                resume.kv = Some(KvCheckpoint {
-                    file_len: c.file_len,
-                    header_end,
-                    pos: kv_at,
-                    next: i,
-                    hint: hint_at,
-                    kvs: std::mem::take(&mut g.kvs),
-                    findings: std::mem::take(&mut g.findings),
-                    seen: std::mem::take(&mut seen),
-                    arch: arch.take(),
-                    notes: std::mem::take(notes),
-                });
+                st.findings.truncate(n_findings);
+                st.notes.seen = seen_before;
+                st.pos = kv_at;
+                st.hint = hint_at;
                 return Err(Stop::Need(n));
             }
             Err(e) => return Err(e),
         }
-        let left = n_kv.saturating_sub(i).saturating_sub(1);
+        keep_bounded(&mut st.findings);
+        st.kv_next = i.saturating_add(1);
+        let left = n_kv.saturating_sub(st.kv_next);
         c.hint = c.hint.max(c.pos.saturating_add(left.saturating_mul(min_kv)).saturating_add(ti_min));
+        c.check_hint("kv_count")?;
     }
-    for kv in &mut g.kvs {
-        kv.group = KvGroup::of(&kv.key, arch.as_deref());
+    if !st.kvs_done {
+        for kv in &mut st.kvs {
+            kv.group = KvGroup::of(&kv.key, st.arch.as_deref());
+        }
+        st.alignment = alignment(&st.kvs, &mut st.findings);
+        st.tensor_infos_start = c.pos;
+        st.kvs_done = true;
     }
-    g.header.alignment = alignment(&g.kvs, &mut g.findings);
-
-    g.header.tensor_infos_start = Some(c.pos);
-    let mut names: HashSet<String> = HashSet::new();
-    for i in 0..n_tensors {
-        let t = tensor_info(c, &mut names, &mut g.findings)?;
-        g.tensors.push(t);
-        let left = n_tensors.saturating_sub(i).saturating_sub(1);
+    h.alignment = st.alignment;
+    h.tensor_infos_start = Some(st.tensor_infos_start);
+    while st.ti_next < n_tensors {
+        if st.ti_next >= MAX_TENSORS {
+            return Err(Stop::Fail(Box::new(
+                Finding::error(Code::LimitExceeded, format!("the header lists {n_tensors} tensors; only the first {MAX_TENSORS} are read, so the data section is not checked"))
+                    .at(c.pos)
+                    .field("tensor_count"),
+            )));
+        }
+        let ti_at = c.pos;
+        let hint_at = c.hint;
+        let n_findings = st.findings.len();
+        match tensor_info(c, &mut st.names, &mut st.findings) {
+            Ok(t) => crate::formats::push_grow(&mut st.tensors, t),
+            Err(Stop::Need(n)) => {
+                st.findings.truncate(n_findings);
+                st.pos = ti_at;
+                st.hint = hint_at;
+                return Err(Stop::Need(n));
+            }
+            Err(e) => return Err(e),
+        }
+        keep_bounded(&mut st.findings);
+        st.ti_next = st.ti_next.saturating_add(1);
+        let left = n_tensors.saturating_sub(st.ti_next);
         c.hint = c.hint.max(c.pos.saturating_add(left.saturating_mul(min_ti)));
+        c.check_hint("tensor_count")?;
     }
-    g.header.tensor_infos_end = Some(c.pos);
-    g.header.data_start = align_up(c.pos, g.header.alignment);
+    h.tensor_infos_end = Some(c.pos);
+    h.data_start = align_up(c.pos, h.alignment);
     Ok(())
 }
 
 /// One metadata entry: key, type, value. Key checks come after the value so that an entry
 /// cut short by the prefix leaves no trace (see `Resume`).
-fn read_kv(c: &mut Cursor<'_>, i: u64, g: &mut GgufFile, notes: &mut Notes, seen: &mut HashSet<String>, arch: &mut Option<String>) -> R<()> {
+fn read_kv(c: &mut Cursor<'_>, i: u64, st: &mut Progress) -> R<()> {
     let kv_at = c.pos;
     let key_bytes = c.string("key")?;
     let key_utf8 = std::str::from_utf8(key_bytes).is_ok();
@@ -399,30 +497,31 @@ fn read_kv(c: &mut Cursor<'_>, i: u64, g: &mut GgufFile, notes: &mut Notes, seen
     let type_id = c.u32(&key)?;
     let Some(t) = ValueType::from_id(type_id) else {
         return Err(Stop::Fail(Box::new(
-            Finding::error(Code::UnknownValueType, format!("{key} has value type id {type_id}; valid ids are 0 to 12"))
+            Finding::error(Code::UnknownValueType, format!("{} has value type id {type_id}; valid ids are 0 to 12", clip(&key)))
                 .at(type_at)
                 .field(key.as_str()),
         )));
     };
     let mut value_findings = Vec::new();
-    let v = value(c, t, 0, &key, notes, &mut value_findings)?;
+    let v = value(c, t, 0, &key, &mut st.notes, &mut value_findings)?;
     if !key_utf8 {
-        g.findings.push(Finding::error(Code::InvalidUtf8, format!("metadata key {key:?} is not valid UTF-8")).at(kv_at).field("key"));
+        st.findings.push(Finding::error(Code::InvalidUtf8, format!("metadata key {:?} is not valid UTF-8", clip(&key))).at(kv_at).field("key"));
     }
     if key.is_empty() {
-        g.findings.push(Finding::error(Code::EmptyKey, format!("metadata entry {i} has an empty key")).at(kv_at).field("key"));
-    } else if !seen.insert(key.clone()) {
-        g.findings.push(
-            Finding::error(Code::DuplicateMetadataKey, format!("the metadata key {key:?} appears more than once; llama.cpp refuses the file"))
+        st.findings.push(Finding::error(Code::EmptyKey, format!("metadata entry {i} has an empty key")).at(kv_at).field("key"));
+    } else if !st.seen.insert(key.clone()) {
+        st.findings.push(
+            Finding::error(Code::DuplicateMetadataKey, format!("the metadata key {:?} appears more than once; llama.cpp refuses the file", clip(&key)))
                 .at(kv_at)
                 .field(key.as_str()),
         );
     }
-    g.findings.extend(value_findings);
+    st.notes.seen.keys.check(&key, TextKind::Name, kv_at, &key);
+    st.findings.extend(value_findings);
     if key == "general.architecture" {
-        *arch = v.as_str().map(str::to_string);
+        st.arch = v.as_str().map(str::to_string);
     }
-    g.kvs.push(Kv {
+    crate::formats::push_grow(&mut st.kvs, Kv {
         key,
         value: v,
         offset: kv_at,
@@ -467,9 +566,8 @@ fn tensor_info(c: &mut Cursor<'_>, names: &mut HashSet<String>, findings: &mut V
     let name = match std::str::from_utf8(name_bytes) {
         Ok(n) => n.to_string(),
         Err(_) => {
-            let n = String::from_utf8_lossy(name_bytes).into_owned();
-            findings.push(Finding::error(Code::InvalidUtf8, "a tensor name is not valid UTF-8").at(at).tensor(n.as_str()));
-            n
+            findings.push(Finding::error(Code::InvalidUtf8, "a tensor name is not valid UTF-8").at(at).tensor(clip_bytes(name_bytes)));
+            String::from_utf8_lossy(name_bytes).into_owned()
         }
     };
     let err = |code: Code, msg: String| Finding::error(code, msg).at(at).tensor(name.as_str());
@@ -479,8 +577,15 @@ fn tensor_info(c: &mut Cursor<'_>, names: &mut HashSet<String>, findings: &mut V
             format!("the tensor name is {} bytes; llama.cpp accepts at most {} (GGML_MAX_NAME {GGML_MAX_NAME} with its NUL)", name_bytes.len(), GGML_MAX_NAME - 1),
         ));
     }
-    if !names.insert(name.clone()) {
-        findings.push(err(Code::DuplicateTensor, format!("the tensor name {name:?} appears more than once")));
+    if let Some(why) = text::suspicious(&name, TextKind::Name) {
+        findings.push(
+            Finding::warning(
+                Code::SuspiciousName,
+                format!("the tensor name {} holds {}, which can make it display as another name or as markup", text::escape_example(&name), why.describe()),
+            )
+            .at(at)
+            .tensor(name.as_str()),
+        );
     }
     let dims_at = c.pos;
     let n_dims = c.u32("n_dims")?;
@@ -488,7 +593,7 @@ fn tensor_info(c: &mut Cursor<'_>, names: &mut HashSet<String>, findings: &mut V
         findings.push(err(Code::TooManyDims, format!("the tensor has {n_dims} dims; ggml allows at most {GGML_MAX_DIMS}")).at(dims_at));
     }
     let dim_size: u64 = if c.v1 { 4 } else { 8 };
-    c.claim(u64::from(n_dims).checked_mul(dim_size), || format!("tensor {name:?} claims {n_dims} dims"), dims_at, "n_dims")?;
+    c.claim(u64::from(n_dims).checked_mul(dim_size), || format!("tensor {:?} claims {n_dims} dims", clip(&name)), dims_at, "n_dims")?;
     if n_dims > MAX_DIMS_READ {
         return Err(Stop::Fail(Box::new(err(Code::TooManyDims, format!("{n_dims} dims is past any sane limit ({MAX_DIMS_READ}); the tensor infos cannot be read further")).at(dims_at))));
     }
@@ -499,6 +604,11 @@ fn tensor_info(c: &mut Cursor<'_>, names: &mut HashSet<String>, findings: &mut V
     let type_at = c.pos;
     let type_id = c.u32("type")?;
     let offset = c.u64("offset")?;
+    // Every field is read: the entry is whole (a name is remembered only now, so that an
+    // entry cut short by the prefix and read again is not its own duplicate).
+    if !names.insert(name.clone()) {
+        findings.push(err(Code::DuplicateTensor, format!("the tensor name {:?} appears more than once", clip(&name))));
+    }
     let ggml_type = GgmlType::from_id(type_id);
     match ggml_type {
         None => findings.push(err(Code::UnknownGgmlType, format!("ggml type id {type_id} is unknown (known ids are 0 to 41)")).at(type_at)),
@@ -555,9 +665,102 @@ impl GgufFile {
             }
         }
         self.check_offsets();
+        self.check_llama_cpp();
+        self.check_text(&notes.seen);
+        crate::error::cap_findings(&mut self.findings);
         self.card = self.model_card();
         self.tokenizer = self.tokenizer_summary(prefix, notes.tokens_at, &notes.token_types);
         self.layout = self.layout();
+    }
+
+    /// `LlamaCppIncompatible`: what the format allows but llama.cpp's loader
+    /// (`ggml/src/gguf.cpp`) refuses, one warning per reason.
+    fn check_llama_cpp(&mut self) {
+        let mut out = Vec::new();
+        let warn = |msg: String| Finding::warning(Code::LlamaCppIncompatible, format!("llama.cpp will not load this file: {msg}"));
+        if self.header.version == Some(1) {
+            out.push(warn("it is a GGUF version 1 file (\"GGUFv1 is no longer supported\"); convert it again or update it with gguf-py".into()).at(4).field("version"));
+        }
+        if self.header.endian == Some(Endian::Big) {
+            out.push(
+                warn("it is big-endian; llama.cpp reads only files in its host's byte order (every common host is little-endian) and takes this version number for a corrupt one".into())
+                    .at(4)
+                    .field("version"),
+            );
+        }
+        let seen = |pred: &dyn Fn(&TensorEntry) -> bool| {
+            let mut hits = self.tensors.iter().filter(|t| pred(t));
+            let first = hits.next();
+            first.map(|t| (t, 1 + hits.count()))
+        };
+        let one = |n: usize| if n == 1 { "1 tensor".to_string() } else { format!("{n} tensors") };
+        let ty = |t: &TensorEntry| match t.dtype {
+            TensorDtype::Ggml(id) => Some(GgmlType::from_id(id)),
+            _ => None,
+        };
+        if let Some((t, n)) = seen(&|t| matches!(ty(t), Some(Some(g)) if g.is_removed())) {
+            let name = ty(t).flatten().map_or("?", |g| g.name);
+            out.push(warn(format!("{} of a ggml type llama.cpp no longer knows (first: {name}); it has no block size for them", one(n))).at_opt(t.header_offset).tensor(t.name.as_str()));
+        }
+        if let Some((t, n)) = seen(&|t| matches!(ty(t), Some(None))) {
+            out.push(warn(format!("{} of a ggml type id past the last one llama.cpp knows ({})", one(n), crate::dtype::ggml::GGML_TYPE_COUNT - 1)).at_opt(t.header_offset).tensor(t.name.as_str()));
+        }
+        let dims = |t: &TensorEntry| t.ggml_dims.clone().unwrap_or_default();
+        if let Some((t, n)) = seen(&|t| dims(t).iter().skip(1).any(|d| *d == 0)) {
+            out.push(
+                warn(format!(
+                    "{} with a dimension of 0 after ne[0]: llama.cpp's reader divided by it until mid-2026 (a SIGFPE crash on x86-64, ggml-org/llama.cpp#26366), so most installed builds crash on this file",
+                    one(n)
+                ))
+                .at_opt(t.header_offset)
+                .tensor(t.name.as_str()),
+            );
+        }
+        let too_big = |t: &TensorEntry| {
+            let d = dims(t);
+            d.iter().any(|x| *x > i64::MAX as u64) || d.iter().try_fold(1u64, |a, x| a.checked_mul(*x)).is_none_or(|p| p > i64::MAX as u64)
+        };
+        if let Some((t, n)) = seen(&too_big) {
+            out.push(warn(format!("{} whose dimensions or element count do not fit a signed 64-bit integer, which llama.cpp uses for them", one(n))).at_opt(t.header_offset).tensor(t.name.as_str()));
+        }
+        self.findings.extend(out);
+    }
+
+    /// `SuspiciousText` for keys, string values and tokens (counted while parsing), and
+    /// `ChatTemplateUnsafe` for each chat template.
+    fn check_text(&mut self, seen: &Seen) {
+        for (tally, what) in [(&seen.keys, "metadata keys"), (&seen.values, "metadata string values"), (&seen.tokens, "tokenizer tokens")] {
+            if tally.count > 0 {
+                let mut f = Finding::warning(Code::SuspiciousText, tally.describe(what)).at_opt(tally.first_offset);
+                if let Some(k) = &tally.first_field {
+                    f = f.field(k.as_str());
+                }
+                self.findings.push(f);
+            }
+        }
+        if seen.nested > 0 {
+            let (key, at) = seen.first_nested.clone().unwrap_or_default();
+            let n = seen.nested;
+            self.findings.push(
+                Finding::warning(
+                    Code::LlamaCppIncompatible,
+                    format!("llama.cpp will not load this file: {n} metadata entr{} an array of arrays (first: {key}); llama.cpp reads no nested arrays", if n == 1 { "y is" } else { "ies are" }),
+                )
+                .at(at)
+                .field(key),
+            );
+        }
+        let mut out = Vec::new();
+        for kv in &self.kvs {
+            let Some(name) = kv.key.strip_prefix("tokenizer.chat_template") else { continue };
+            let Some(t) = kv.value.as_str() else { continue };
+            let (risks, count) = text::template_risks(t);
+            if count > 0 {
+                let name = if name.is_empty() { "default" } else { name.trim_start_matches('.') };
+                out.push(Finding::warning(Code::ChatTemplateUnsafe, text::describe_template_risks(name, &risks, count)).at(kv.offset).field(kv.key.as_str()));
+            }
+        }
+        self.findings.extend(out);
     }
 
     fn check_offsets(&mut self) {
@@ -569,6 +772,7 @@ impl GgufFile {
         let mut out = Vec::new();
         let mut spans: Vec<(u64, u64, &str)> = Vec::new();
         for t in &self.tensors {
+            keep_bounded(&mut out);
             let abs = data_start.checked_add(t.start);
             if t.start % align != 0 {
                 out.push(
@@ -594,6 +798,7 @@ impl GgufFile {
         spans.sort_unstable();
         let mut expected = 0u64;
         for (start, end, name) in &spans {
+            keep_bounded(&mut out);
             let aligned = align_up(expected, align).unwrap_or(expected);
             if *start < expected {
                 out.push(

@@ -7,11 +7,12 @@ use super::value::Value;
 use super::{Endian, GgufFile};
 use crate::dtype::ggml::file_type_name;
 use crate::vocab::{ChatTemplate, SpecialToken, TokenTypeCount, TokenizerSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// Which part of the metadata a key belongs to (the layout and the page group by it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KvGroup {
     General,
@@ -44,16 +45,16 @@ impl KvGroup {
 }
 
 /// One term of the layout accounting.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayoutTerm {
     /// "header", "kv", "tensor_infos", "padding", "tensor_data", "tensor_padding", "unparsed".
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     pub label: String,
     pub bytes: u64,
 }
 
 /// Where every byte of the file goes. `adds_up` is true when the terms sum to `file_size`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Layout {
     pub file_size: u64,
     pub terms: Vec<LayoutTerm>,
@@ -61,7 +62,7 @@ pub struct Layout {
 }
 
 /// The model as llama.cpp's loader would describe it, from the metadata and tensors.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
     pub architecture: Option<String>,
     pub name: Option<String>,
@@ -87,6 +88,34 @@ pub struct ModelCard {
     /// tensor_bytes × 8 / parameter_count.
     pub bits_per_weight: Option<f64>,
 }
+
+/// `tokenizer.ggml.token_type` counted in fixed memory: the seven defined types by id,
+/// every other id together (issue 12: a file with 4 million distinct ids made a map of
+/// 4 million entries, 2 GB of memory).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct TokenTypes {
+    pub(super) known: [u64; 7],
+    pub(super) other: u64,
+    /// The first id outside 0..=6, as an example.
+    pub(super) first_other: Option<i64>,
+}
+
+impl TokenTypes {
+    #[inline]
+    pub(super) fn add(&mut self, id: i64) {
+        match usize::try_from(id).ok().and_then(|i| self.known.get_mut(i)) {
+            Some(n) => *n = n.saturating_add(1),
+            None => {
+                self.other = self.other.saturating_add(1);
+                self.first_other.get_or_insert(id);
+            }
+        }
+    }
+}
+
+/// The name of the one entry that counts every token type id outside 0..=6 (its `id` is
+/// the first such id in the file).
+pub const OTHER_TOKEN_TYPES: &str = "OTHER";
 
 /// Token type names (`TokenType` in gguf-py; 0 is llama.cpp's UNDEFINED).
 pub fn token_type_name(id: i64) -> &'static str {
@@ -159,7 +188,7 @@ impl GgufFile {
     /// `tokens_at`: where `tokenizer.ggml.tokens`' elements start and how many there are;
     /// `token_types`: the count of each `tokenizer.ggml.token_type` id (both noted by the
     /// parser on its way through).
-    pub(super) fn tokenizer_summary(&self, prefix: &[u8], tokens_at: Option<(u64, u64)>, token_types: &BTreeMap<i64, u64>) -> TokenizerSummary {
+    pub(super) fn tokenizer_summary(&self, prefix: &[u8], tokens_at: Option<(u64, u64)>, token_types: &TokenTypes) -> TokenizerSummary {
         let arr_len = |k: &str| match self.kv(k) {
             Some(Value::Array(a)) => Some(a.len),
             _ => None,
@@ -205,12 +234,20 @@ impl GgufFile {
             merges: arr_len("tokenizer.ggml.merges"),
             total_tokens: tokens,
             token_types: token_types
+                .known
                 .iter()
-                .map(|(id, n)| TokenTypeCount {
-                    id: *id,
-                    name: token_type_name(*id),
+                .zip(0i64..)
+                .filter(|(n, _)| **n > 0)
+                .map(|(n, id)| TokenTypeCount {
+                    id,
+                    name: Cow::Borrowed(token_type_name(id)),
                     count: *n,
                 })
+                .chain(token_types.first_other.map(|id| TokenTypeCount {
+                    id,
+                    name: Cow::Borrowed(OTHER_TOKEN_TYPES),
+                    count: token_types.other,
+                }))
                 .collect(),
             special_tokens,
             chat_templates,
@@ -224,7 +261,7 @@ impl GgufFile {
         let h = &self.header;
         if h.fixed_header_bytes > 0 {
             terms.push(LayoutTerm {
-                kind: "header",
+                kind: Cow::Borrowed("header"),
                 label: "fixed header (magic, version, counts)".into(),
                 bytes: h.fixed_header_bytes,
             });
@@ -237,7 +274,7 @@ impl GgufFile {
         }
         for (g, bytes) in groups {
             terms.push(LayoutTerm {
-                kind: "kv",
+                kind: Cow::Borrowed("kv"),
                 label: g.label(arch),
                 bytes,
             });
@@ -248,7 +285,7 @@ impl GgufFile {
             let end = h.tensor_infos_end.unwrap_or_else(|| self.tensors.last().map_or(start, |_| start));
             let ti_end = h.tensor_infos_end.unwrap_or(end);
             terms.push(LayoutTerm {
-                kind: "tensor_infos",
+                kind: Cow::Borrowed("tensor_infos"),
                 label: format!("tensor infos ({} tensors)", self.tensors.len()),
                 bytes: ti_end.saturating_sub(start),
             });
@@ -257,7 +294,7 @@ impl GgufFile {
         if let (Some(ti_end), Some(ds)) = (h.tensor_infos_end, h.data_start) {
             let ds_in_file = ds.min(self.file_size);
             terms.push(LayoutTerm {
-                kind: "padding",
+                kind: Cow::Borrowed("padding"),
                 label: format!("padding to the alignment ({})", h.alignment),
                 bytes: ds_in_file.saturating_sub(ti_end),
             });
@@ -265,18 +302,18 @@ impl GgufFile {
             let tensor_bytes = self.card.tensor_bytes;
             if tensor_bytes <= data_len {
                 terms.push(LayoutTerm {
-                    kind: "tensor_data",
+                    kind: Cow::Borrowed("tensor_data"),
                     label: "tensor data".into(),
                     bytes: tensor_bytes,
                 });
                 terms.push(LayoutTerm {
-                    kind: "tensor_padding",
+                    kind: Cow::Borrowed("tensor_padding"),
                     label: "padding between and after tensors".into(),
                     bytes: data_len - tensor_bytes,
                 });
             } else {
                 terms.push(LayoutTerm {
-                    kind: "tensor_data",
+                    kind: Cow::Borrowed("tensor_data"),
                     label: format!("tensor data (the tensors claim {tensor_bytes} bytes; the file holds {data_len})"),
                     bytes: data_len,
                 });
@@ -285,7 +322,7 @@ impl GgufFile {
         }
         if accounted < self.file_size {
             terms.push(LayoutTerm {
-                kind: "unparsed",
+                kind: Cow::Borrowed("unparsed"),
                 label: "not parsed (the header could not be read further)".into(),
                 bytes: self.file_size - accounted,
             });

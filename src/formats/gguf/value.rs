@@ -1,12 +1,12 @@
 //! The GGUF metadata value model: the 13 value types and a value as read (arrays keep a
-//! head of their elements and their full length). In JSON (the report) a value is its
-//! natural JSON form; a long array is `{"type", "len", "head"}`.
+//! head of their elements and their full length). Serialized as it is (lossless, for the
+//! page's worker); the report's JSON form of a value is [`ValueJson`].
 
 use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 /// The 13 metadata value types (spec `gguf_metadata_value_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ValueType {
     U8,
     I8,
@@ -106,7 +106,7 @@ impl ValueType {
 }
 
 /// A metadata value. Arrays keep a head of their elements and their full length.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Value {
     U8(u8),
     I8(i8),
@@ -124,7 +124,7 @@ pub enum Value {
     F64(f64),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Array {
     pub elem_type: ValueType,
     pub len: u64,
@@ -203,11 +203,13 @@ impl Value {
     }
 }
 
-/// Scalars as JSON scalars (a BOOL byte other than 0/1 as its number); an array whole when
-/// all of it was kept, otherwise `{"type", "len", "head"}`.
-impl Serialize for Value {
+/// A value in the report's JSON: scalars as JSON scalars (a BOOL byte other than 0/1 as its
+/// number); an array whole when all of it was kept, otherwise `{"type", "len", "head"}`.
+pub struct ValueJson<'a>(pub &'a Value);
+
+impl Serialize for ValueJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
+        match self.0 {
             Value::U8(v) => s.serialize_u8(*v),
             Value::I8(v) => s.serialize_i8(*v),
             Value::U16(v) => s.serialize_u16(*v),
@@ -225,7 +227,7 @@ impl Serialize for Value {
             Value::Array(a) if a.head.len() as u64 == a.len => {
                 let mut seq = s.serialize_seq(Some(a.head.len()))?;
                 for e in &a.head {
-                    seq.serialize_element(e)?;
+                    seq.serialize_element(&ValueJson(e))?;
                 }
                 seq.end()
             }
@@ -233,7 +235,7 @@ impl Serialize for Value {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("type", a.elem_type.name())?;
                 m.serialize_entry("len", &a.len)?;
-                m.serialize_entry("head", &a.head)?;
+                m.serialize_entry("head", &a.head.iter().map(ValueJson).collect::<Vec<_>>())?;
                 m.end()
             }
         }

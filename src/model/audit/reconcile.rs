@@ -194,7 +194,7 @@ fn components(files: &[&Inspection]) -> Vec<(&'static str, String, u64)> {
                     }
                 }
                 for t in &g.layout.terms {
-                    match t.kind {
+                    match t.kind.as_ref() {
                         "tensor_infos" => add(&mut infos, t.bytes),
                         "padding" | "tensor_padding" => add(&mut pad, t.bytes),
                         "unparsed" => add(&mut unparsed, t.bytes),

@@ -1,0 +1,1619 @@
+//! A static evaluator for pickle streams: it walks every opcode with a symbolic stack and
+//! memo, records every import the stream would perform (with its absolute byte offset),
+//! follows torch's persistent ids and tensor rebuild calls to build the tensor inventory,
+//! and walks nested pickles (bytes handed to `pickle.loads`). It never imports, never
+//! calls, never executes anything: a "call" (REDUCE, NEWOBJ, INST, OBJ) only builds a
+//! symbolic [`Obj::Instance`], except for the few torch/collections/_codecs functions
+//! whose meaning is fixed by the format (tensor rebuilds, `OrderedDict`, `_codecs.encode`).
+//!
+//! Objects live in an arena (`Vec<Obj>`) and values refer to them by index, so DUP / GET
+//! are O(1), mutation through the memo is shared as in Python, and cycles are harmless.
+//! Every container item was pushed by one opcode, so memory is O(opcodes), and the opcode
+//! count is bounded.
+
+use super::ops::{self, Arg, DecodeError, Op};
+use super::safety::{self, GlobalVerdict};
+use crate::error::{Code, Finding};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+/// Most opcodes walked in one file (all nested pickles included). A 50 MB state-dict
+/// pickle has about 10 M opcodes; 200 M bounds the work at a few seconds.
+pub const MAX_OPCODES: u64 = 200_000_000;
+/// Deepest value stack. Pickle writers batch containers 1000 items at a time, so real
+/// stacks stay small; protocol 0 `LIST`/`DICT`/`TUPLE` of a big container can hold all
+/// items at once. 16 M values (about 400 MB of symbolic values) is beyond any real file.
+pub const MAX_STACK: usize = 16 << 20;
+/// Deepest MARK nesting (each nested container under construction adds one).
+pub const MAX_MARKS: usize = 1 << 16;
+/// Most memo entries. Writers memoize every container and string once.
+pub const MAX_MEMO: usize = 16 << 20;
+/// Longest string kept as a value (keys, module and class names); a longer one is kept
+/// only as its length and cannot name an import or a tensor.
+pub const MAX_STRING_KEPT: usize = 1 << 20;
+/// Nested pickles walked inside one another (`pickle.loads(b"…pickle.loads(b'…')…")`).
+pub const MAX_NESTING: u32 = 8;
+/// Deepest container nesting followed when naming tensors by key path.
+pub const MAX_PATH_DEPTH: usize = 256;
+/// Most dimensions read from a tensor's size tuple (torch allows 64).
+pub const MAX_DIMS: usize = 64;
+
+/// A symbolic value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer that needs 65 to 128 bits, as two halves (keeps `Value` 8-byte aligned).
+    Long {
+        lo: u64,
+        hi: i64,
+    },
+    /// An integer wider than 128 bits.
+    BigInt,
+    Float(f64),
+    Str(Rc<str>),
+    /// A string longer than [`MAX_STRING_KEPT`] (its length).
+    LongStr(u64),
+    /// Bytes stored in the walked stream: absolute offset and length.
+    Bytes {
+        at: u64,
+        len: u64,
+    },
+    /// Bytes computed by `_codecs.encode(str, "latin1")`.
+    OwnedBytes(Rc<[u8]>),
+    /// The object an import produced: index into [`Walk::globals`].
+    Global(u32),
+    /// A container or object: index into the arena.
+    Obj(u32),
+    /// Anything we do not model (out-of-band buffers, results of unknown imports).
+    Unknown,
+}
+
+/// An integer value, as narrow as it fits.
+pub fn int_value(v: i128) -> Value {
+    match i64::try_from(v) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::Long {
+            lo: v as u64,
+            hi: (v >> 64) as i64,
+        },
+    }
+}
+
+impl Value {
+    /// The integer, when it is one that fits 128 bits.
+    pub fn as_i128(&self) -> Option<i128> {
+        match self {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::Long { lo, hi } => Some((i128::from(*hi) << 64) | i128::from(*lo)),
+            Value::Bool(b) => Some(i128::from(*b)),
+            _ => None,
+        }
+    }
+}
+
+/// An arena object.
+#[derive(Clone, Debug)]
+pub enum Obj {
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    Dict(Vec<(Value, Value)>),
+    Set(Vec<Value>),
+    /// The result of a call we did not evaluate (boxed: keeps `Obj` small).
+    Instance(Box<Instance>),
+    /// A storage from a persistent id: index into [`Walk::storages`].
+    Storage(u32),
+    /// A tensor from a rebuild call: index into [`Walk::tensors`].
+    Tensor(u32),
+}
+
+/// What was called, its arguments, the state BUILD gave it, and items / entries appended
+/// to it.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub func: Value,
+    pub args: Value,
+    pub state: Option<Value>,
+    pub items: Vec<Value>,
+    pub entries: Vec<(Value, Value)>,
+}
+
+impl Instance {
+    fn obj(func: Value, args: Value) -> Obj {
+        Obj::Instance(Box::new(Instance {
+            func,
+            args,
+            state: None,
+            items: Vec::new(),
+            entries: Vec::new(),
+        }))
+    }
+}
+
+/// One import the stream performs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GlobalRef {
+    /// The module imported (after `_compat_pickle` renames); `None` when computed at run time.
+    pub module: Option<String>,
+    /// The attribute path; `None` when computed at run time.
+    pub name: Option<String>,
+    /// `GLOBAL`, `STACK_GLOBAL`, `INST`, `EXT1/2/4`, or `REDUCE` for a
+    /// `getattr(module, "name")` the walker resolved.
+    pub opcode: &'static str,
+    /// Absolute byte offset of the opcode in the file.
+    pub offset: u64,
+    /// The zip member the pickle is in.
+    pub member: Option<String>,
+    pub verdict: GlobalVerdict,
+    pub why: String,
+    /// The module and name as written, when `_compat_pickle` renamed them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<(String, String)>,
+    /// 0 for the file's own pickle, 1 for a pickle nested in it, …
+    pub nesting: u32,
+}
+
+impl GlobalRef {
+    fn full(&self) -> Option<(&str, &str)> {
+        Some((self.module.as_deref()?, self.name.as_deref()?))
+    }
+}
+
+/// A storage named by a torch persistent id `('storage', type, key, location, numel[, view])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageRef {
+    pub key: Rc<str>,
+    /// `module.name` of the storage class (`torch.FloatStorage`, `torch.storage.UntypedStorage`).
+    pub type_name: Rc<str>,
+    pub location: Rc<str>,
+    /// Elements of the storage class (bytes for UntypedStorage).
+    pub numel: u64,
+    /// Absolute offset of the BINPERSID / PERSID opcode.
+    pub offset: u64,
+}
+
+/// A tensor from a rebuild call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorRef {
+    pub storage: u32,
+    pub storage_offset: u64,
+    pub shape: Vec<u64>,
+    pub stride: Vec<u64>,
+    /// `_rebuild_tensor_v3`'s dtype argument (`torch.float8_e4m3fn` → `float8_e4m3fn`).
+    pub dtype: Option<String>,
+    /// Absolute offset of the REDUCE that rebuilt it.
+    pub offset: u64,
+}
+
+/// Where a walk stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// STOP reached; absolute offset just past it.
+    Stop(u64),
+    /// The bytes ran out before STOP: absolute offset of the opcode that needed more.
+    OutOfData(u64),
+    /// Malformed or over a limit (the finding says which).
+    Failed,
+}
+
+/// Everything a walk learned.
+#[derive(Debug)]
+pub struct Walk {
+    pub globals: Vec<GlobalRef>,
+    pub storages: Vec<StorageRef>,
+    pub tensors: Vec<TensorRef>,
+    pub findings: Vec<Finding>,
+    /// Opcodes walked (nested pickles included).
+    pub opcodes: u64,
+    /// The highest PROTO seen (0 when none).
+    pub proto: u8,
+    pub end: End,
+    /// The value STOP returned.
+    pub root: Value,
+    pub arena: Vec<Obj>,
+}
+
+/// What a walk is told about where its bytes are.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// Absolute offset of `data[0]` in the file.
+    pub base: u64,
+    /// The zip member, if any.
+    pub member: Option<String>,
+    /// Whether persistent ids are expected (torch files); in a plain pickle one is a finding.
+    pub torch: bool,
+}
+
+/// Walks one pickle stream starting at `data[0]`.
+pub fn walk(data: &[u8], ctx: &Context) -> Walk {
+    let mut sink = Sink {
+        globals: Vec::new(),
+        findings: Vec::new(),
+        opcodes: 0,
+    };
+    let mut m = Machine::new(data, ctx, 0, &mut sink);
+    let end = m.run();
+    let root = if matches!(end, End::Stop(_)) {
+        m.result.take().unwrap_or(Value::Unknown)
+    } else {
+        Value::Unknown
+    };
+    let (storages, tensors, arena, proto) = (
+        std::mem::take(&mut m.storages),
+        std::mem::take(&mut m.tensors),
+        std::mem::take(&mut m.arena),
+        m.proto,
+    );
+    drop(m);
+    Walk {
+        globals: sink.globals,
+        storages,
+        tensors,
+        findings: sink.findings,
+        opcodes: sink.opcodes,
+        proto,
+        end,
+        root,
+        arena,
+    }
+}
+
+/// The memo: dense for the indices writers use (0, 1, 2, … in order), a map for any
+/// other index a file may name (so a lying index never makes us allocate up to it).
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Option<Value>>,
+    sparse: HashMap<u64, Value>,
+    len: usize,
+}
+
+/// How far past the dense part an index may land and still extend it.
+const MEMO_DENSE_GAP: u64 = 1024;
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, idx: u64) -> Option<&Value> {
+        match usize::try_from(idx).ok().and_then(|i| self.dense.get(i)) {
+            Some(slot) => slot.as_ref(),
+            None => self.sparse.get(&idx),
+        }
+    }
+
+    fn insert(&mut self, idx: u64, v: Value) {
+        let dense_len = self.dense.len() as u64;
+        if idx < dense_len.saturating_add(MEMO_DENSE_GAP) && idx < MAX_MEMO as u64 {
+            let i = idx as usize;
+            if i >= self.dense.len() {
+                let from = self.dense.len() as u64;
+                self.dense.resize(i + 1, None);
+                if !self.sparse.is_empty() {
+                    // entries stored sparse before the dense part reached them move over
+                    for k in from..=idx {
+                        if let Some(old) = self.sparse.remove(&k) {
+                            if let Some(slot) = self.dense.get_mut(k as usize) {
+                                *slot = Some(old);
+                            }
+                        }
+                    }
+                }
+            }
+            // an index lands in the dense part only once it is below its end, so the
+            // sparse map never holds it (and is not hashed on this hot path)
+            if let Some(slot) = self.dense.get_mut(i) {
+                if slot.is_none() {
+                    self.len += 1;
+                }
+                *slot = Some(v);
+            }
+            return;
+        }
+        if self.sparse.insert(idx, v).is_none() {
+            self.len += 1;
+        }
+    }
+}
+
+struct Sink {
+    globals: Vec<GlobalRef>,
+    findings: Vec<Finding>,
+    opcodes: u64,
+}
+
+struct Machine<'a, 's> {
+    data: &'a [u8],
+    ctx: &'a Context,
+    nesting: u32,
+    sink: &'s mut Sink,
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    memo: Memo,
+    arena: Vec<Obj>,
+    storages: Vec<StorageRef>,
+    storage_by_key: BTreeMap<Rc<str>, u32>,
+    /// `module.name` of each global, made once (indexed like `sink.globals`).
+    global_names: Vec<Option<Rc<str>>>,
+    tensors: Vec<TensorRef>,
+    proto: u8,
+    /// Offset (in data) of the opcode being executed.
+    pos: usize,
+    result: Option<Value>,
+}
+
+/// Why execution stopped early.
+enum Stop {
+    Malformed(String),
+    Limit(String),
+}
+
+type Res<T> = Result<T, Stop>;
+
+fn malformed<T>(msg: impl Into<String>) -> Res<T> {
+    Err(Stop::Malformed(msg.into()))
+}
+
+/// Known callables, recognised by their resolved `module.name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    RebuildTensor,
+    RebuildTensorV2,
+    RebuildTensorV3,
+    RebuildParameter,
+    RebuildFromTypeV2,
+    OrderedDict,
+    CodecsEncode,
+    Loads,
+    GetAttr,
+    Import,
+}
+
+fn known(module: &str, name: &str) -> Option<Known> {
+    Some(match (module, name) {
+        ("torch._utils", "_rebuild_tensor") => Known::RebuildTensor,
+        ("torch._utils", "_rebuild_tensor_v2") => Known::RebuildTensorV2,
+        ("torch._utils", "_rebuild_tensor_v3") => Known::RebuildTensorV3,
+        ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => {
+            Known::RebuildParameter
+        }
+        ("torch._tensor", "_rebuild_from_type_v2") => Known::RebuildFromTypeV2,
+        ("collections", "OrderedDict") => Known::OrderedDict,
+        ("_codecs" | "codecs", "encode") => Known::CodecsEncode,
+        ("pickle" | "_pickle" | "cPickle" | "dill" | "cloudpickle", "loads" | "_loads") => {
+            Known::Loads
+        }
+        ("builtins", "getattr") => Known::GetAttr,
+        ("builtins", "__import__") | ("importlib", "import_module") => Known::Import,
+        _ => return None,
+    })
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+/// Python 2 `repr` of a str (protocol 0 STRING): quotes removed, backslash escapes undone.
+fn unrepr(line: &[u8]) -> Option<Vec<u8>> {
+    let (first, rest) = line.split_first()?;
+    let (last, inner) = rest.split_last()?;
+    if first != last || !(*first == b'\'' || *first == b'"') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(inner.len());
+    let mut it = inner.iter().copied().peekable();
+    while let Some(c) = it.next() {
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = it.next() else {
+            out.push(b'\\');
+            break;
+        };
+        match e {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'0'..=b'7' => {
+                let mut v = u32::from(e - b'0');
+                for _ in 0..2 {
+                    match it.peek() {
+                        Some(&d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            it.next();
+                        }
+                        _ => break,
+                    }
+                }
+                out.push((v & 0xff) as u8);
+            }
+            b'x' => {
+                let hi = it.next().and_then(|d| char::from(d).to_digit(16));
+                let lo = it.next().and_then(|d| char::from(d).to_digit(16));
+                match (hi, lo) {
+                    (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
+                    _ => return None,
+                }
+            }
+            b'\\' | b'\'' | b'"' => out.push(e),
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `raw-unicode-escape` (protocol 0 UNICODE): `\uXXXX` / `\UXXXXXXXX`, other bytes latin-1.
+fn raw_unicode_escape(line: &[u8]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while let Some(&c) = line.get(i) {
+        let width = match (c, line.get(i + 1)) {
+            (b'\\', Some(b'u')) => 4,
+            (b'\\', Some(b'U')) => 8,
+            _ => 0,
+        };
+        if width > 0 {
+            let hex = line
+                .get(i + 2..i + 2 + width)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(ch) = hex
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+            {
+                out.push(ch);
+                i += 2 + width;
+                continue;
+            }
+        }
+        out.push(char::from(c));
+        i += 1;
+    }
+    out
+}
+
+fn parse_int_line(line: &[u8]) -> Option<Value> {
+    let s = std::str::from_utf8(line).ok()?.trim();
+    let s = s.strip_suffix('L').unwrap_or(s);
+    match s {
+        "00" => return Some(Value::Bool(false)),
+        "01" => return Some(Value::Bool(true)),
+        _ => {}
+    }
+    if let Ok(v) = s.parse::<i128>() {
+        return Some(int_value(v));
+    }
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(Value::BigInt)
+}
+
+/// LONG1 / LONG4: little-endian two's complement.
+fn long_bytes(b: &[u8]) -> Value {
+    if b.is_empty() {
+        return Value::Int(0);
+    }
+    if b.len() > 16 {
+        return Value::BigInt;
+    }
+    let neg = b.last().is_some_and(|&x| x & 0x80 != 0);
+    let mut buf = if neg { [0xffu8; 16] } else { [0u8; 16] };
+    if let Some(dst) = buf.get_mut(..b.len()) {
+        dst.copy_from_slice(b);
+    }
+    int_value(i128::from_le_bytes(buf))
+}
+
+impl<'a, 's> Machine<'a, 's> {
+    fn new(data: &'a [u8], ctx: &'a Context, nesting: u32, sink: &'s mut Sink) -> Self {
+        Machine {
+            data,
+            ctx,
+            nesting,
+            sink,
+            stack: Vec::new(),
+            marks: Vec::new(),
+            // writers memoize about one object per 12 bytes of stream (torch's data.pkl:
+            // ~13); sized from the bytes we hold, never from a count the file claims
+            memo: Memo {
+                dense: Vec::with_capacity(data.len() / 16),
+                ..Memo::default()
+            },
+            // every object costs at least one opcode byte; real pickles spend ~20 bytes per
+            // object, so this rarely grows and never exceeds the input's size in slots
+            arena: Vec::with_capacity(data.len() / 32),
+            storages: Vec::new(),
+            storage_by_key: BTreeMap::new(),
+            global_names: Vec::new(),
+            tensors: Vec::new(),
+            proto: 0,
+            pos: 0,
+            result: None,
+        }
+    }
+
+    fn abs(&self, pos: usize) -> u64 {
+        self.ctx.base.saturating_add(pos as u64)
+    }
+
+    fn here(&self) -> u64 {
+        self.abs(self.pos)
+    }
+
+    fn finding(&mut self, f: Finding) {
+        self.sink.findings.push(f);
+    }
+
+    fn run(&mut self) -> End {
+        loop {
+            if self.sink.opcodes >= MAX_OPCODES {
+                let at = self.here();
+                self.finding(
+                    Finding::error(
+                        Code::PickleLimit,
+                        format!("more than {MAX_OPCODES} opcodes: the walk stops here"),
+                    )
+                    .at(at),
+                );
+                return End::Failed;
+            }
+            let d = match ops::decode(self.data, self.pos) {
+                Ok(d) => d,
+                Err(DecodeError::Truncated { .. }) => return End::OutOfData(self.here()),
+                Err(e) => {
+                    let at = self.here();
+                    let msg = match e {
+                        DecodeError::UnknownOpcode(b) => {
+                            format!("byte {b:#04x} is not a pickle opcode")
+                        }
+                        DecodeError::NegativeLength(n) => format!("negative length {n}"),
+                        DecodeError::LineTooLong => {
+                            format!("no newline within {} bytes", ops::MAX_LINE_LEN)
+                        }
+                        DecodeError::Truncated { .. } => "truncated".into(),
+                    };
+                    self.finding(
+                        Finding::error(Code::PickleMalformed, msg)
+                            .at(at)
+                            .field("pickle"),
+                    );
+                    return End::Failed;
+                }
+            };
+            self.sink.opcodes += 1;
+            if d.info.op == Op::Stop {
+                return match self.stack.pop() {
+                    Some(v) => {
+                        self.result = Some(v);
+                        End::Stop(self.abs(d.next))
+                    }
+                    None => {
+                        let at = self.here();
+                        self.finding(
+                            Finding::error(Code::PickleMalformed, "STOP with an empty stack")
+                                .at(at),
+                        );
+                        End::Failed
+                    }
+                };
+            }
+            if let Err(stop) = self.exec(d.info.op, d.arg) {
+                let at = self.here();
+                let name = d.info.name;
+                let f = match stop {
+                    Stop::Malformed(m) => {
+                        Finding::error(Code::PickleMalformed, format!("{name}: {m}"))
+                    }
+                    Stop::Limit(m) => Finding::error(Code::PickleLimit, format!("{name}: {m}")),
+                };
+                self.finding(f.at(at).field("pickle"));
+                return End::Failed;
+            }
+            self.pos = d.next;
+        }
+    }
+
+    fn push(&mut self, v: Value) -> Res<()> {
+        if self.stack.len() >= MAX_STACK {
+            return Err(Stop::Limit(format!("the stack exceeds {MAX_STACK} values")));
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Res<Value> {
+        match self.stack.pop() {
+            Some(v) => Ok(v),
+            None => malformed("stack underflow"),
+        }
+    }
+
+    fn top(&self) -> Res<&Value> {
+        match self.stack.last() {
+            Some(v) => Ok(v),
+            None => malformed("stack underflow"),
+        }
+    }
+
+    fn pop_mark(&mut self) -> Res<Vec<Value>> {
+        let Some(k) = self.marks.pop() else {
+            return malformed("no MARK on the stack");
+        };
+        if k > self.stack.len() {
+            return malformed("the MARK is above the stack");
+        }
+        Ok(self.stack.split_off(k))
+    }
+
+    fn new_obj(&mut self, o: Obj) -> Value {
+        let id = u32::try_from(self.arena.len()).unwrap_or(u32::MAX);
+        self.arena.push(o);
+        Value::Obj(id)
+    }
+
+    fn obj_mut(&mut self, v: &Value) -> Option<&mut Obj> {
+        match v {
+            Value::Obj(i) => self.arena.get_mut(*i as usize),
+            _ => None,
+        }
+    }
+
+    fn obj(&self, v: &Value) -> Option<&Obj> {
+        match v {
+            Value::Obj(i) => self.arena.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    fn string(&self, bytes: &[u8], decode: fn(&[u8]) -> String) -> Value {
+        if bytes.len() > MAX_STRING_KEPT {
+            return Value::LongStr(bytes.len() as u64);
+        }
+        // ASCII reads the same in every decoding: one allocation
+        if bytes.is_ascii() {
+            if let Ok(s) = std::str::from_utf8(bytes) {
+                return Value::Str(Rc::from(s));
+            }
+        }
+        Value::Str(Rc::from(decode(bytes)))
+    }
+
+    fn bytes_value(&self, b: &[u8]) -> Value {
+        // b is a sub-slice of self.data: its offset is the pointer difference
+        let off = (b.as_ptr() as usize).saturating_sub(self.data.as_ptr() as usize);
+        Value::Bytes {
+            at: self.abs(off),
+            len: b.len() as u64,
+        }
+    }
+
+    fn memo_get(&mut self, idx: i64) -> Res<()> {
+        let v = u64::try_from(idx)
+            .ok()
+            .and_then(|i| self.memo.get(i))
+            .cloned();
+        match v {
+            Some(v) => self.push(v),
+            None => malformed(format!("memo index {idx} was never stored")),
+        }
+    }
+
+    fn memo_put(&mut self, idx: u64) -> Res<()> {
+        let v = self.top()?.clone();
+        if self.memo.len() >= MAX_MEMO && self.memo.get(idx).is_none() {
+            return Err(Stop::Limit(format!("the memo exceeds {MAX_MEMO} entries")));
+        }
+        self.memo.insert(idx, v);
+        Ok(())
+    }
+
+    fn line_index(line: &[u8]) -> Res<i64> {
+        match parse_int_line(line) {
+            Some(Value::Int(v)) => Ok(v),
+            _ => malformed(format!("not a memo index: {:?}", text(line))),
+        }
+    }
+
+    fn exec(&mut self, op: Op, arg: Arg<'a>) -> Res<()> {
+        match op {
+            Op::Mark => {
+                if self.marks.len() >= MAX_MARKS {
+                    return Err(Stop::Limit(format!("more than {MAX_MARKS} nested MARKs")));
+                }
+                self.marks.push(self.stack.len());
+            }
+            Op::Stop => {}
+            Op::Pop => {
+                // CPython: pops the top value, or the topmost mark when the stack above
+                // it is empty
+                let above_mark = self.marks.last().is_some_and(|&k| k == self.stack.len());
+                if above_mark {
+                    self.marks.pop();
+                } else {
+                    self.pop()?;
+                }
+            }
+            Op::PopMark => {
+                self.pop_mark()?;
+            }
+            Op::Dup => {
+                let v = self.top()?.clone();
+                self.push(v)?;
+            }
+            Op::Float => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = std::str::from_utf8(l)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<f64>().ok());
+                match v {
+                    Some(f) => self.push(Value::Float(f))?,
+                    None => return malformed(format!("not a float: {:?}", text(l))),
+                }
+            }
+            Op::Int | Op::Long => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                match parse_int_line(l) {
+                    Some(v) => self.push(v)?,
+                    None => return malformed(format!("not an integer: {:?}", text(l))),
+                }
+            }
+            Op::BinInt | Op::BinInt1 | Op::BinInt2 => {
+                let Arg::Int(v) = arg else {
+                    return malformed("bad argument");
+                };
+                self.push(Value::Int(v))?;
+            }
+            Op::Long1 | Op::Long4 => {
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
+                self.push(long_bytes(b))?;
+            }
+            Op::BinFloat => {
+                let Arg::Float(f) = arg else {
+                    return malformed("bad argument");
+                };
+                self.push(Value::Float(f))?;
+            }
+            Op::None => self.push(Value::None)?,
+            Op::NewTrue => self.push(Value::Bool(true))?,
+            Op::NewFalse => self.push(Value::Bool(false))?,
+            Op::String => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let Some(b) = unrepr(l) else {
+                    return malformed("the STRING argument must be quoted");
+                };
+                let v = self.string(&b, latin1);
+                self.push(v)?;
+            }
+            Op::BinString | Op::ShortBinString => {
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = self.string(b, latin1);
+                self.push(v)?;
+            }
+            Op::Unicode => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = self.string(l, raw_unicode_escape);
+                self.push(v)?;
+            }
+            Op::BinUnicode | Op::ShortBinUnicode | Op::BinUnicode8 => {
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = self.string(b, text);
+                self.push(v)?;
+            }
+            Op::BinBytes | Op::ShortBinBytes | Op::BinBytes8 | Op::ByteArray8 => {
+                let Arg::Bytes(b) = arg else {
+                    return malformed("bad argument");
+                };
+                let v = self.bytes_value(b);
+                self.push(v)?;
+            }
+            Op::NextBuffer => self.push(Value::Unknown)?,
+            Op::ReadonlyBuffer => {
+                self.top()?;
+            }
+            Op::EmptyTuple => {
+                let v = self.new_obj(Obj::Tuple(Vec::new()));
+                self.push(v)?;
+            }
+            Op::Tuple => {
+                let items = self.pop_mark()?;
+                let v = self.new_obj(Obj::Tuple(items));
+                self.push(v)?;
+            }
+            Op::Tuple1 | Op::Tuple2 | Op::Tuple3 => {
+                let n = match op {
+                    Op::Tuple1 => 1,
+                    Op::Tuple2 => 2,
+                    _ => 3,
+                };
+                if self.stack.len() < n {
+                    return malformed("stack underflow");
+                }
+                let items = self.stack.split_off(self.stack.len() - n);
+                let v = self.new_obj(Obj::Tuple(items));
+                self.push(v)?;
+            }
+            Op::EmptyList => {
+                let v = self.new_obj(Obj::List(Vec::new()));
+                self.push(v)?;
+            }
+            Op::List => {
+                let items = self.pop_mark()?;
+                let v = self.new_obj(Obj::List(items));
+                self.push(v)?;
+            }
+            Op::EmptyDict => {
+                let v = self.new_obj(Obj::Dict(Vec::new()));
+                self.push(v)?;
+            }
+            Op::Dict => {
+                let items = self.pop_mark()?;
+                let pairs = pairs(items)?;
+                let v = self.new_obj(Obj::Dict(pairs));
+                self.push(v)?;
+            }
+            Op::EmptySet => {
+                let v = self.new_obj(Obj::Set(Vec::new()));
+                self.push(v)?;
+            }
+            Op::FrozenSet => {
+                let items = self.pop_mark()?;
+                let v = self.new_obj(Obj::Set(items));
+                self.push(v)?;
+            }
+            Op::Append => {
+                let v = self.pop()?;
+                self.append(vec![v])?;
+            }
+            Op::Appends | Op::AddItems => {
+                let items = self.pop_mark()?;
+                self.append(items)?;
+            }
+            Op::SetItem => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                self.set_items(vec![(k, v)])?;
+            }
+            Op::SetItems => {
+                let items = self.pop_mark()?;
+                let p = pairs(items)?;
+                self.set_items(p)?;
+            }
+            Op::Get => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let i = Self::line_index(l)?;
+                self.memo_get(i)?;
+            }
+            Op::BinGet | Op::LongBinGet => {
+                let Arg::Int(i) = arg else {
+                    return malformed("bad argument");
+                };
+                self.memo_get(i)?;
+            }
+            Op::Put => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let i = Self::line_index(l)?;
+                let Ok(i) = u64::try_from(i) else {
+                    return malformed("negative memo index");
+                };
+                self.memo_put(i)?;
+            }
+            Op::BinPut | Op::LongBinPut => {
+                let Arg::Int(i) = arg else {
+                    return malformed("bad argument");
+                };
+                let Ok(i) = u64::try_from(i) else {
+                    return malformed("negative memo index");
+                };
+                self.memo_put(i)?;
+            }
+            Op::Memoize => {
+                let i = self.memo.len() as u64;
+                self.memo_put(i)?;
+            }
+            Op::Global => {
+                let Arg::Pair(m, n) = arg else {
+                    return malformed("bad argument");
+                };
+                let g = self.record(Some(text(m)), Some(text(n)), "GLOBAL", None);
+                self.push(g)?;
+            }
+            Op::StackGlobal => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                let as_str = |v: &Value| match v {
+                    Value::Str(s) => Some(s.to_string()),
+                    _ => None,
+                };
+                let (m, n) = (as_str(&module), as_str(&name));
+                let note = if m.is_none() || n.is_none() {
+                    Some(describe_operands(&module, &name))
+                } else {
+                    None
+                };
+                let g = self.record(m, n, "STACK_GLOBAL", note);
+                self.push(g)?;
+            }
+            Op::Inst => {
+                let Arg::Pair(m, n) = arg else {
+                    return malformed("bad argument");
+                };
+                let args = self.pop_mark()?;
+                let g = self.record(Some(text(m)), Some(text(n)), "INST", None);
+                let a = self.new_obj(Obj::Tuple(args));
+                let v = self.call(g, a)?;
+                self.push(v)?;
+            }
+            Op::Obj => {
+                let mut args = self.pop_mark()?;
+                if args.is_empty() {
+                    return malformed("OBJ without a class");
+                }
+                let cls = args.remove(0);
+                let a = self.new_obj(Obj::Tuple(args));
+                let v = self.call(cls, a)?;
+                self.push(v)?;
+            }
+            Op::Ext1 | Op::Ext2 | Op::Ext4 => {
+                let Arg::Int(code) = arg else {
+                    return malformed("bad argument");
+                };
+                let name = match op {
+                    Op::Ext1 => "EXT1",
+                    Op::Ext2 => "EXT2",
+                    _ => "EXT4",
+                };
+                let note = format!(
+                    "extension code {code}: resolved through copyreg's extension registry at load time, which a file cannot show; no standard entry exists"
+                );
+                let g = self.record(None, None, name, Some(note));
+                self.push(g)?;
+            }
+            Op::Reduce => {
+                let args = self.pop()?;
+                let func = self.pop()?;
+                let v = self.call(func, args)?;
+                self.push(v)?;
+            }
+            Op::NewObj => {
+                let args = self.pop()?;
+                let cls = self.pop()?;
+                let v = self.new_obj(Instance::obj(cls, args));
+                self.push(v)?;
+            }
+            Op::NewObjEx => {
+                let _kwargs = self.pop()?;
+                let args = self.pop()?;
+                let cls = self.pop()?;
+                let v = self.new_obj(Instance::obj(cls, args));
+                self.push(v)?;
+            }
+            Op::Build => {
+                let state = self.pop()?;
+                let target = self.top()?.clone();
+                if let Some(Obj::Instance(inst)) = self.obj_mut(&target) {
+                    inst.state = Some(state);
+                }
+            }
+            Op::PersId => {
+                let Arg::Line(l) = arg else {
+                    return malformed("bad argument");
+                };
+                let pid = Value::Str(Rc::from(text(l)));
+                let v = self.persistent_load(pid);
+                self.push(v)?;
+            }
+            Op::BinPersId => {
+                let pid = self.pop()?;
+                let v = self.persistent_load(pid);
+                self.push(v)?;
+            }
+            Op::Proto => {
+                let Arg::Int(p) = arg else {
+                    return malformed("bad argument");
+                };
+                if !(0..=5).contains(&p) {
+                    return malformed(format!("unsupported protocol {p}"));
+                }
+                self.proto = self.proto.max(p as u8);
+            }
+            // a frame only groups the opcodes that follow (they are decoded in place);
+            // a frame longer than the stream shows up as the stream being truncated
+            Op::Frame => {}
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, new: Vec<Value>) -> Res<()> {
+        let target = self.top()?.clone();
+        match self.obj_mut(&target) {
+            Some(Obj::List(v) | Obj::Set(v)) => v.extend(new),
+            Some(Obj::Instance(inst)) => inst.items.extend(new),
+            _ => return malformed("APPEND to something that is not a list"),
+        }
+        Ok(())
+    }
+
+    fn set_items(&mut self, new: Vec<(Value, Value)>) -> Res<()> {
+        let target = self.top()?.clone();
+        match self.obj_mut(&target) {
+            Some(Obj::Dict(d)) => d.extend(new),
+            Some(Obj::Instance(inst)) => inst.entries.extend(new),
+            _ => return malformed("SETITEM on something that is not a dict"),
+        }
+        Ok(())
+    }
+
+    /// Records an import and returns the value it pushes.
+    fn record(
+        &mut self,
+        module: Option<String>,
+        name: Option<String>,
+        opcode: &'static str,
+        note: Option<String>,
+    ) -> Value {
+        let mut written = None;
+        let (mut module, mut name) = (module, name);
+        if self.proto < 3 {
+            if let (Some(m), Some(n)) = (&module, &name) {
+                if let Some((m2, n2)) = safety::compat_rename(m, n) {
+                    written = Some((m.clone(), n.clone()));
+                    module = Some(m2);
+                    name = Some(n2);
+                }
+            }
+        }
+        let (verdict, why) = match (&module, &name, note) {
+            (Some(m), Some(n), _) => {
+                let (mut v, mut why) = safety::judge(m, n);
+                // judge the name as written too: a protocol 3+ stream is not renamed, but
+                // a conservative reading does not depend on the PROTO opcode
+                if let Some((wm, wn)) = &written {
+                    let (v2, why2) = safety::judge(wm, wn);
+                    if v2 == GlobalVerdict::Dangerous && v != GlobalVerdict::Dangerous {
+                        v = v2;
+                        why = why2;
+                    }
+                }
+                (v, why)
+            }
+            (_, _, Some(note)) if opcode.starts_with("EXT") => (GlobalVerdict::Unknown, note),
+            (_, _, note) => (
+                GlobalVerdict::Dangerous,
+                format!(
+                    "the module or name is computed at run time ({}), so what it imports cannot be known without running the pickle",
+                    note.unwrap_or_default()
+                ),
+            ),
+        };
+        let offset = self.here();
+        self.sink.globals.push(GlobalRef {
+            module,
+            name,
+            opcode,
+            offset,
+            member: self.ctx.member.clone(),
+            verdict,
+            why,
+            written,
+            nesting: self.nesting,
+        });
+        Value::Global(u32::try_from(self.sink.globals.len() - 1).unwrap_or(u32::MAX))
+    }
+
+    fn known_of(&self, v: &Value) -> Option<Known> {
+        let Value::Global(i) = v else { return None };
+        let g = self.sink.globals.get(*i as usize)?;
+        let (m, n) = g.full()?;
+        known(m, n)
+    }
+
+    /// The items of a tuple or list (or of `torch.Size((…))`, a tuple built by a call).
+    fn tuple_ref(&self, v: &Value) -> Option<&[Value]> {
+        match self.obj(v)? {
+            Obj::Tuple(t) | Obj::List(t) => Some(t),
+            Obj::Instance(inst) => match self.obj(&inst.args)? {
+                Obj::Tuple(t) if t.len() == 1 => self.tuple_ref(t.first()?),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn tuple_items(&self, v: &Value) -> Option<Vec<Value>> {
+        self.tuple_ref(v).map(<[Value]>::to_vec)
+    }
+
+    fn ints(&self, v: &Value) -> Option<Vec<u64>> {
+        let items = self.tuple_ref(v)?;
+        if items.len() > MAX_DIMS {
+            return None;
+        }
+        items
+            .iter()
+            .map(|x| match x {
+                Value::Int(i) => u64::try_from(*i).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn call(&mut self, func: Value, args: Value) -> Res<Value> {
+        let generic = |m: &mut Self, func: Value, args: Value| m.new_obj(Instance::obj(func, args));
+        let Some(k) = self.known_of(&func) else {
+            return Ok(generic(self, func, args));
+        };
+        let at = self.here();
+        if matches!(
+            k,
+            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3
+        ) {
+            return match self.rebuild(k, &args, at) {
+                Some(t) => Ok(t),
+                None => {
+                    self.finding(
+                        Finding::warning(
+                            Code::PickleMalformed,
+                            "a tensor rebuild call whose arguments are not (storage, offset, size, stride, …): the tensor is not listed",
+                        )
+                        .at(at)
+                        .field("pickle"),
+                    );
+                    Ok(generic(self, func, args))
+                }
+            };
+        }
+        let items = self.tuple_items(&args).unwrap_or_default();
+        match k {
+            // handled above
+            Known::RebuildTensor | Known::RebuildTensorV2 | Known::RebuildTensorV3 => {
+                Ok(generic(self, func, args))
+            }
+            Known::RebuildParameter => Ok(items.first().cloned().unwrap_or(Value::Unknown)),
+            Known::RebuildFromTypeV2 => {
+                // (func, new_type, args, state): the tensor is func(*args)
+                let (Some(f), Some(a)) = (items.first().cloned(), items.get(2).cloned()) else {
+                    return Ok(generic(self, func, args));
+                };
+                self.call(f, a)
+            }
+            Known::OrderedDict => {
+                let mut d = Vec::new();
+                if let Some(first) = items.first() {
+                    for pair in self.tuple_items(first).unwrap_or_default() {
+                        if let Some(kv) = self.tuple_items(&pair) {
+                            if let [k, v] = kv.as_slice() {
+                                d.push((k.clone(), v.clone()));
+                            }
+                        }
+                    }
+                }
+                Ok(self.new_obj(Obj::Dict(d)))
+            }
+            Known::CodecsEncode => match items.as_slice() {
+                [Value::Str(s), Value::Str(enc)]
+                    if matches!(&**enc, "latin1" | "latin-1" | "iso-8859-1") =>
+                {
+                    let bytes: Option<Vec<u8>> =
+                        s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                    Ok(bytes.map_or(Value::Unknown, |b| Value::OwnedBytes(Rc::from(b))))
+                }
+                [Value::Str(s)] | [Value::Str(s), _] => {
+                    Ok(Value::OwnedBytes(Rc::from(s.as_bytes())))
+                }
+                _ => Ok(generic(self, func, args)),
+            },
+            Known::Loads => {
+                if let Some(payload) = items.first() {
+                    self.nested(payload, at);
+                }
+                Ok(generic(self, func, args))
+            }
+            Known::GetAttr => {
+                // getattr(module-ish, "name"): record what it reaches
+                if let [target, Value::Str(attr)] = items.as_slice() {
+                    let base = self.module_path_of(target);
+                    let (m, n) = match base {
+                        Some((m, Some(n))) => (Some(m), Some(format!("{n}.{attr}"))),
+                        Some((m, None)) => (Some(m), Some(attr.to_string())),
+                        None => (None, Some(attr.to_string())),
+                    };
+                    let note = if m.is_none() {
+                        Some("getattr on an object computed at run time".to_string())
+                    } else {
+                        None
+                    };
+                    let g = self.record(m, n, "REDUCE", note);
+                    return Ok(g);
+                }
+                Ok(generic(self, func, args))
+            }
+            Known::Import => Ok(generic(self, func, args)),
+        }
+    }
+
+    /// What a value names as (module, attribute path): an import, or `__import__("x")`.
+    fn module_path_of(&self, v: &Value) -> Option<(String, Option<String>)> {
+        match v {
+            Value::Global(i) => {
+                let g = self.sink.globals.get(*i as usize)?;
+                let (m, n) = g.full()?;
+                Some((m.to_string(), Some(n.to_string())))
+            }
+            Value::Obj(_) => match self.obj(v)? {
+                Obj::Instance(inst) if self.known_of(&inst.func) == Some(Known::Import) => {
+                    match self.tuple_items(&inst.args)?.first()? {
+                        Value::Str(m) => Some((m.to_string(), None)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn rebuild(&mut self, k: Known, args: &Value, at: u64) -> Option<Value> {
+        let items = self.tuple_ref(args)?;
+        let storage = match self.obj(items.first()?)? {
+            Obj::Storage(s) => *s,
+            _ => return None,
+        };
+        let storage_offset = match items.get(1)? {
+            Value::Int(i) => u64::try_from(*i).ok()?,
+            _ => return None,
+        };
+        let shape = self.ints(items.get(2)?)?;
+        let stride = self.ints(items.get(3)?)?;
+        let dtype = if k == Known::RebuildTensorV3 {
+            match items.get(6)? {
+                Value::Global(i) => {
+                    let g = self.sink.globals.get(*i as usize)?;
+                    match g.full()? {
+                        ("torch", n) => Some(n.to_string()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let id = u32::try_from(self.tensors.len()).ok()?;
+        self.tensors.push(TensorRef {
+            storage,
+            storage_offset,
+            shape,
+            stride,
+            dtype,
+            offset: at,
+        });
+        Some(self.new_obj(Obj::Tensor(id)))
+    }
+
+    fn persistent_load(&mut self, pid: Value) -> Value {
+        let at = self.here();
+        let parsed = match self.obj(&pid) {
+            Some(Obj::Tuple(items)) => match items.as_slice() {
+                [Value::Str(tag), Value::Global(g), Value::Str(key), Value::Str(loc), Value::Int(numel), ..]
+                    if &**tag == "storage" =>
+                {
+                    u64::try_from(*numel)
+                        .ok()
+                        .map(|n| (*g, key.clone(), loc.clone(), n))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let parsed = parsed.and_then(|(g, key, loc, n)| Some((self.global_name(g)?, key, loc, n)));
+        let Some((type_name, key, location, numel)) = parsed else {
+            let msg = if self.ctx.torch {
+                "a persistent id that is not ('storage', type, key, location, numel): its object is unknown"
+            } else {
+                "a persistent id in a plain pickle: the loader's persistent_load decides what it becomes"
+            };
+            self.finding(
+                Finding::warning(Code::UnexpectedPersistentId, msg)
+                    .at(at)
+                    .field("pickle"),
+            );
+            return Value::Unknown;
+        };
+        if !self.ctx.torch {
+            self.finding(
+                Finding::warning(
+                    Code::UnexpectedPersistentId,
+                    "a torch storage reference in a plain pickle: its bytes are not in this file",
+                )
+                .at(at)
+                .field("pickle"),
+            );
+        }
+        let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
+        let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
+        if id == next {
+            self.storages.push(StorageRef {
+                key,
+                type_name,
+                location,
+                numel,
+                offset: at,
+            });
+        }
+        self.new_obj(Obj::Storage(id))
+    }
+
+    /// `module.name` of a recorded global (made once per global).
+    fn global_name(&mut self, g: u32) -> Option<Rc<str>> {
+        let i = g as usize;
+        if let Some(Some(n)) = self.global_names.get(i) {
+            return Some(n.clone());
+        }
+        let (m, n) = self.sink.globals.get(i)?.full()?;
+        let name: Rc<str> = Rc::from(format!("{m}.{n}"));
+        if self.global_names.len() <= i {
+            // globals are recorded one opcode each, so this is bounded by the opcodes
+            self.global_names.resize(i + 1, None);
+        }
+        if let Some(slot) = self.global_names.get_mut(i) {
+            *slot = Some(name.clone());
+        }
+        Some(name)
+    }
+
+    /// Walks a pickle passed to `pickle.loads`.
+    fn nested(&mut self, payload: &Value, at: u64) {
+        if self.nesting + 1 > MAX_NESTING {
+            self.finding(
+                Finding::error(
+                    Code::PickleLimit,
+                    format!(
+                        "pickles nested more than {MAX_NESTING} deep: the innermost is not walked"
+                    ),
+                )
+                .at(at),
+            );
+            return;
+        }
+        let (bytes, base): (Vec<u8>, u64) = match payload {
+            Value::Bytes { at: start, len } => {
+                let rel = start.saturating_sub(self.ctx.base);
+                let slice = usize::try_from(rel)
+                    .ok()
+                    .zip(usize::try_from(*len).ok())
+                    .and_then(|(s, l)| self.data.get(s..s.checked_add(l)?));
+                match slice {
+                    Some(s) => (s.to_vec(), *start),
+                    None => return,
+                }
+            }
+            // computed bytes have no place in the file: offsets are those of the call
+            Value::OwnedBytes(b) => (b.to_vec(), at),
+            _ => {
+                self.finding(
+                    Finding::warning(
+                        Code::PickleMalformed,
+                        "pickle.loads of something that is not a bytes constant: not walked",
+                    )
+                    .at(at),
+                );
+                return;
+            }
+        };
+        let ctx = Context {
+            base,
+            member: self.ctx.member.clone(),
+            torch: false,
+        };
+        let exact = matches!(payload, Value::Bytes { .. });
+        let first_global = self.sink.globals.len();
+        let end = {
+            let mut inner = Machine::new(&bytes, &ctx, self.nesting + 1, self.sink);
+            inner.run()
+        };
+        if !exact {
+            for g in self.sink.globals.iter_mut().skip(first_global) {
+                g.offset = at;
+            }
+        }
+        match end {
+            End::Stop(_) => {}
+            End::OutOfData(o) => self.finding(
+                Finding::error(
+                    Code::PickleTruncated,
+                    "a nested pickle ends before its STOP",
+                )
+                .at(if exact { o } else { at }),
+            ),
+            End::Failed => {}
+        }
+    }
+}
+
+fn pairs(items: Vec<Value>) -> Res<Vec<(Value, Value)>> {
+    if !items.len().is_multiple_of(2) {
+        return malformed("an odd number of items for a dict");
+    }
+    let mut out = Vec::with_capacity(items.len() / 2);
+    let mut it = items.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+fn describe_operands(module: &Value, name: &Value) -> String {
+    let d = |v: &Value| match v {
+        Value::Str(s) => format!("{s:?}"),
+        Value::Obj(_) => "the result of a call".to_string(),
+        Value::Global(_) => "an imported object".to_string(),
+        Value::LongStr(n) => format!("a {n}-byte string"),
+        other => format!("{other:?}"),
+    };
+    format!("module: {}, name: {}", d(module), d(name))
+}
+
+/// A tensor found in the value tree, with its key path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedTensor {
+    pub name: String,
+    pub tensor: u32,
+}
+
+impl Walk {
+    /// Every tensor reachable from the root, named by its key path: dict keys and list /
+    /// tuple indices joined with `.`; an object's BUILD state and appended items count as
+    /// its children. A tensor reached twice (the same object) is listed once, under its
+    /// first path. The root itself is named `""`.
+    pub fn named_tensors(&self) -> (Vec<NamedTensor>, Vec<Finding>) {
+        let mut out = Vec::new();
+        let mut findings = Vec::new();
+        let mut seen_tensor = vec![false; self.tensors.len()];
+        let mut on_path = vec![false; self.arena.len()];
+        let mut path: Vec<String> = Vec::new();
+        self.visit(
+            &self.root,
+            &mut path,
+            &mut on_path,
+            &mut seen_tensor,
+            &mut out,
+            &mut findings,
+        );
+        (out, findings)
+    }
+
+    fn visit(
+        &self,
+        v: &Value,
+        path: &mut Vec<String>,
+        on_path: &mut Vec<bool>,
+        seen: &mut Vec<bool>,
+        out: &mut Vec<NamedTensor>,
+        findings: &mut Vec<Finding>,
+    ) {
+        let Value::Obj(id) = v else { return };
+        let id = *id as usize;
+        let Some(obj) = self.arena.get(id) else {
+            return;
+        };
+        if path.len() >= MAX_PATH_DEPTH {
+            if findings.is_empty() {
+                findings.push(Finding::warning(
+                    Code::PickleLimit,
+                    format!("containers nested deeper than {MAX_PATH_DEPTH}: tensors below are not listed"),
+                ));
+            }
+            return;
+        }
+        if on_path.get(id).copied().unwrap_or(true) {
+            return; // a cycle
+        }
+        if let Some(f) = on_path.get_mut(id) {
+            *f = true;
+        }
+        let child = |key: String,
+                     val: &Value,
+                     path: &mut Vec<String>,
+                     on_path: &mut Vec<bool>,
+                     seen: &mut Vec<bool>,
+                     out: &mut Vec<NamedTensor>,
+                     findings: &mut Vec<Finding>| {
+            path.push(key);
+            self.visit(val, path, on_path, seen, out, findings);
+            path.pop();
+        };
+        match obj {
+            Obj::Tensor(t) => {
+                if let Some(s) = seen.get_mut(*t as usize) {
+                    if !*s {
+                        *s = true;
+                        out.push(NamedTensor {
+                            name: path.join("."),
+                            tensor: *t,
+                        });
+                    }
+                }
+            }
+            Obj::Dict(d) => {
+                for (k, val) in d {
+                    child(key_text(k), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::List(items) | Obj::Tuple(items) | Obj::Set(items) => {
+                for (i, val) in items.iter().enumerate() {
+                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::Instance(inst) => {
+                let Instance {
+                    state,
+                    items,
+                    entries,
+                    ..
+                } = &**inst;
+                if let Some(s) = state {
+                    // an object's attributes are its children: __dict__ keys join the path
+                    match s {
+                        Value::Obj(sid)
+                            if matches!(self.arena.get(*sid as usize), Some(Obj::Dict(_))) =>
+                        {
+                            self.visit(s, path, on_path, seen, out, findings);
+                        }
+                        other => child("state".into(), other, path, on_path, seen, out, findings),
+                    }
+                }
+                for (i, val) in items.iter().enumerate() {
+                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                }
+                for (k, val) in entries {
+                    child(key_text(k), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::Storage(_) => {}
+        }
+        if let Some(f) = on_path.get_mut(id) {
+            *f = false;
+        }
+    }
+}
+
+fn key_text(k: &Value) -> String {
+    match k {
+        Value::Str(s) => s.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Long { .. } => k.as_i128().map_or_else(|| "?".into(), |i| i.to_string()),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Value::None => "None".to_string(),
+        Value::Float(f) => f.to_string(),
+        _ => "?".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+use super::*;
+
+fn w(data: &[u8]) -> Walk {
+    walk(data, &Context::default())
+}
+
+type Row = (
+    Option<String>,
+    Option<String>,
+    &'static str,
+    u64,
+    GlobalVerdict,
+);
+
+fn names(w: &Walk) -> Vec<Row> {
+    w.globals
+        .iter()
+        .map(|g| {
+            (
+                g.module.clone(),
+                g.name.clone(),
+                g.opcode,
+                g.offset,
+                g.verdict,
+            )
+        })
+        .collect()
+}
+
+fn s(x: &str) -> Option<String> {
+    Some(x.to_string())
+}
+
+#[test]
+fn global_reduce_protocol_0() {
+    // pickle.dumps of os.system("true") at protocol 0, as CPython writes it on Linux
+    let data = b"cposix\nsystem\np0\n(Vtrue\np1\ntp2\nRp3\n.";
+    let w = w(data);
+    assert_eq!(w.end, End::Stop(data.len() as u64));
+    assert_eq!(
+        names(&w),
+        vec![(
+            s("posix"),
+            s("system"),
+            "GLOBAL",
+            0,
+            GlobalVerdict::Dangerous
+        )]
+    );
+}
+
+#[test]
+fn stack_global_from_memo_after_pops() {
+    let data =
+        b"\x80\x04\x8c\x02os\x94\x8c\x06system\x9400\x8c\x01x200h\x00h\x01\x93\x8c\x04true\x85R.";
+    let w = w(data);
+    assert!(
+        matches!(w.end, End::Stop(_)),
+        "{:?} {:?}",
+        w.end,
+        w.findings
+    );
+    let at = data.iter().position(|&b| b == 0x93).unwrap() as u64;
+    assert_eq!(
+        names(&w),
+        vec![(
+            s("os"),
+            s("system"),
+            "STACK_GLOBAL",
+            at,
+            GlobalVerdict::Dangerous
+        )]
+    );
+}
+
+#[test]
+fn compat_names_for_protocol_2_only() {
+    let p2 = b"\x80\x02c__builtin__\neval\n.";
+    let g = &w(p2).globals[0];
+    assert_eq!(
+        (g.module.as_deref(), g.name.as_deref()),
+        (Some("builtins"), Some("eval"))
+    );
+    assert_eq!(g.written, Some(("__builtin__".into(), "eval".into())));
+    let p3 = b"\x80\x03c__builtin__\nset\n.";
+    let g = &w(p3).globals[0];
+    assert_eq!(g.module.as_deref(), Some("__builtin__"));
+    assert_eq!(g.verdict, GlobalVerdict::Unknown);
+}
+
+#[test]
+fn runtime_module_is_dangerous() {
+    let data = b"\x80\x04\x8c\x08builtins\x8c\x03str\x93\x8c\x02os\x85R\x8c\x06system\x93.";
+    let w = w(data);
+    assert_eq!(w.globals.len(), 2);
+    assert_eq!(w.globals[1].module, None);
+    assert_eq!(w.globals[1].verdict, GlobalVerdict::Dangerous);
+    assert!(w.globals[1].why.contains("computed at run time"));
+}
+
+#[test]
+fn nested_loads_walked_with_absolute_offsets() {
+    let inner = b"\x80\x02cposix\nsystem\nq\x00.";
+    let mut data = b"\x80\x03c_pickle\nloads\n(C".to_vec();
+    data.push(inner.len() as u8);
+    let inner_at = data.len() as u64;
+    data.extend_from_slice(inner);
+    data.extend_from_slice(b"tR.");
+    let w = walk(
+        &data,
+        &Context {
+            base: 1000,
+            ..Context::default()
+        },
+    );
+    assert_eq!(w.globals.len(), 2);
+    assert_eq!(w.globals[1].module.as_deref(), Some("posix"));
+    assert_eq!(w.globals[1].offset, 1000 + inner_at + 2);
+    assert_eq!(w.globals[1].nesting, 1);
+}
+
+#[test]
+fn truncated_and_malformed_are_never_clean() {
+    let w1 = w(b"\x80\x02}q\x00(X\x01\x00\x00");
+    assert_eq!(w1.end, End::OutOfData(6));
+    let w2 = w(b"\x80\x02a.");
+    assert_eq!(w2.end, End::Failed);
+    assert_eq!(w2.findings[0].code, Code::PickleMalformed);
+    let w3 = w(b"\x80\x02\xff");
+    assert_eq!(w3.end, End::Failed);
+    let w4 = w(b"\x80\x07N.");
+    assert_eq!(w4.end, End::Failed);
+    let w5 = w(b"");
+    assert_eq!(w5.end, End::OutOfData(0));
+    let w6 = w(b"h\x05.");
+    assert_eq!(w6.end, End::Failed, "unknown memo index");
+}
+
+#[test]
+fn lying_lengths_do_not_allocate() {
+    let w = w(b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7f");
+    assert_eq!(w.end, End::OutOfData(2));
+}
+
+#[test]
+fn state_dict_paths() {
+    // {"a": {"b": [T, T]}} with torch-style persistent ids, protocol 2 (hand-built)
+    let mut d = b"\x80\x02}q\x00X\x01\x00\x00\x00a}(X\x01\x00\x00\x00b]".to_vec();
+    for key in [b"0", b"1"] {
+        d.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00");
+        d.extend_from_slice(key);
+        d.extend_from_slice(b"X\x03\x00\x00\x00cpuK\x06tQK\x00K\x02K\x03\x86K\x03K\x01\x86\x89ccollections\nOrderedDict\n)RtRa");
+    }
+    d.extend_from_slice(b"us.");
+    let w = walk(
+        &d,
+        &Context {
+            torch: true,
+            ..Context::default()
+        },
+    );
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    let (named, _) = w.named_tensors();
+    let got: Vec<_> = named.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(got, ["a.b.0", "a.b.1"]);
+    assert_eq!(w.storages.len(), 2);
+    assert_eq!(w.tensors[0].shape, vec![2, 3]);
+    assert_eq!(w.tensors[0].stride, vec![3, 1]);
+    assert_eq!(&*w.storages[0].type_name, "torch.FloatStorage");
+}
+
+#[test]
+fn getattr_of_import_is_resolved() {
+    let data = b"\x80\x02cbuiltins\ngetattr\n(cbuiltins\n__import__\n(X\x02\x00\x00\x00ostRX\x06\x00\x00\x00systemtR.";
+    let w = w(data);
+    let last = w.globals.last().unwrap();
+    assert_eq!(
+        (last.module.as_deref(), last.name.as_deref(), last.opcode),
+        (Some("os"), Some("system"), "REDUCE")
+    );
+    assert_eq!(last.verdict, GlobalVerdict::Dangerous);
+}
+
+#[test]
+fn nesting_is_bounded() {
+    // pickle.loads(b"pickle.loads(b'…')") nested 12 deep around a posix.system call
+    let mut inner = b"\x80\x02cposix\nsystem\n.".to_vec();
+    for _ in 0..12 {
+        let mut outer = b"\x80\x03c_pickle\nloads\n(B".to_vec();
+        outer.extend_from_slice(&(inner.len() as u32).to_le_bytes());
+        outer.extend_from_slice(&inner);
+        outer.extend_from_slice(b"tR.");
+        inner = outer;
+    }
+    let w = w(&inner);
+    let deepest = w.globals.iter().map(|g| g.nesting).max().unwrap();
+    assert_eq!(deepest, MAX_NESTING);
+    assert!(w.findings.iter().any(|f| f.code == Code::PickleLimit));
+}
+
+#[test]
+fn lying_memo_index_does_not_allocate() {
+    let w = w(b"\x80\x02Nr\xff\xff\xff\xff0j\xff\xff\xff\xff.");
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    assert_eq!(w.root, Value::None);
+}
+
+#[test]
+fn protocol_0_persistent_id_and_newobj_ex() {
+    let w1 = w(b"Pkey\n.");
+    assert_eq!(w1.findings[0].code, Code::UnexpectedPersistentId);
+    // NEWOBJ_EX of a class with args and kwargs
+    let w2 = w(b"\x80\x04\x8c\x03foo\x8c\x03Bar\x93)}\x92.");
+    assert!(matches!(w2.end, End::Stop(_)));
+    assert_eq!(w2.globals[0].verdict, GlobalVerdict::Unknown);
+}
+
+#[test]
+fn pop_on_an_empty_mark_pops_the_mark() {
+    // CPython's load_pop: with nothing above the topmost mark, POP removes the mark
+    let w = w(b"(0N.");
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+}

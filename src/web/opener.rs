@@ -1,0 +1,270 @@
+//! Opening files off the UI thread: each open job (a drop, a pick, a URL) runs in its own
+//! Web Worker ([`super::worker`], `Request::Open` → `source::set::read_set`), which hands
+//! each inspection back as it is done; the page merges what forms one model
+//! (`source::set::merge_set`).
+//!
+//! A watchdog guards the job: a worker that says nothing for [`STALL_MS`] (a parse that
+//! never ends) or that panics is terminated; the file it was reading gets an error panel
+//! (its tab is closed, the other tabs stay) and the files after it are read by a fresh
+//! worker.
+
+use super::components::now_ms;
+use super::hasher::WORKER_URL;
+use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
+use super::state::{Action, CheckpointData, Ignored, State};
+use crate::formats::Inspection;
+use crate::model::files::Kind;
+use crate::source::set::{merge_set, OpenedSet, Skipped};
+use crate::vocab::Format;
+use gloo::timers::callback::Interval;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
+use yew::UseReducerDispatcher;
+
+/// A worker silent for this long is taken to be stuck in a parse and stopped. Every read,
+/// every file started and every inspection finished is a message, so only a parse that
+/// loops without reading stays silent: the slowest honest header (a 30 MB tokenizer over
+/// a slow network) still reads at least a chunk every few seconds.
+pub const STALL_MS: f64 = 20_000.0;
+
+/// How often the watchdog looks.
+const WATCH_EVERY_MS: u32 = 250;
+
+/// One file of a job.
+#[derive(Clone)]
+pub struct JobInput {
+    pub name: String,
+    pub file: Option<web_sys::File>,
+    pub url: Option<String>,
+    /// Its tab, when it has one.
+    pub id: Option<u32>,
+    pub explain: bool,
+    pub fault: Option<Fault>,
+}
+
+/// What the page does with the job's results.
+pub struct JobPlan {
+    pub inputs: Vec<JobInput>,
+    /// The checkpoint's Model tab, when the files form one.
+    pub checkpoint: Option<u32>,
+    /// Folder entries that were not walked.
+    pub notes: Vec<String>,
+    /// The watchdog's limit (a test may shorten it).
+    pub stall_ms: f64,
+}
+
+struct Running {
+    worker: Worker,
+    _onmessage: Closure<dyn FnMut(MessageEvent)>,
+    _onerror: Closure<dyn FnMut(web_sys::Event)>,
+    _watchdog: Interval,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.worker.terminate();
+    }
+}
+
+/// Stops the running worker. Its handlers may be the ones running right now (a message,
+/// the watchdog's tick), so they are dropped after this task, not during it.
+fn retire(j: &mut Job) {
+    if let Some(r) = j.running.take() {
+        r.worker.set_onmessage(None);
+        r.worker.set_onerror(None);
+        r.worker.terminate();
+        wasm_bindgen_futures::spawn_local(async move { drop(r) });
+    }
+}
+
+struct Job {
+    plan: JobPlan,
+    d: UseReducerDispatcher<State>,
+    /// Job indices of the inputs the current worker reads, in order.
+    batch: Vec<usize>,
+    /// Position in `batch` being read.
+    current: Option<usize>,
+    last_ms: f64,
+    set: OpenedSet,
+    running: Option<Running>,
+}
+
+/// Starts a job.
+pub fn start(plan: JobPlan, d: UseReducerDispatcher<State>) {
+    let all: Vec<usize> = (0..plan.inputs.len()).collect();
+    let job = Rc::new(RefCell::new(Job { plan, d, batch: Vec::new(), current: None, last_ms: now_ms(), set: OpenedSet::default(), running: None }));
+    run(&job, all);
+}
+
+/// Reads the inputs `batch` (job indices) in a fresh worker.
+fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
+    if batch.is_empty() {
+        finish(job);
+        return;
+    }
+    let worker = match Worker::new(WORKER_URL) {
+        Ok(w) => w,
+        Err(e) => {
+            let names: Vec<usize> = batch.clone();
+            for i in names {
+                fail(job, i, format!("the page could not start its worker: {e:?}"));
+            }
+            finish(job);
+            return;
+        }
+    };
+    {
+        let mut j = job.borrow_mut();
+        j.batch = batch;
+        j.current = None;
+        j.last_ms = now_ms();
+    }
+    // The handler holds the job (nothing else does while the worker runs); the cycle
+    // job → worker handlers → job is broken when the worker is retired.
+    let strong = job.clone();
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| on_message(&strong, e.data()));
+    let weak = Rc::downgrade(job);
+    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "the worker failed".to_string());
+        if let Some(job) = weak.upgrade() {
+            stopped(&job, format!("the parser stopped: {detail}"));
+        }
+    });
+    let weak = Rc::downgrade(job);
+    let watchdog = Interval::new(WATCH_EVERY_MS, move || {
+        let Some(job) = weak.upgrade() else { return };
+        let (silent, limit) = {
+            let j = job.borrow();
+            (now_ms() - j.last_ms, j.plan.stall_ms)
+        };
+        if silent > limit && job.borrow().running.is_some() {
+            stopped(&job, format!("this file could not be read in time (parser stopped after {:.0} s)", limit / 1000.0));
+        }
+    });
+    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    job.borrow_mut().running = Some(Running { worker, _onmessage: onmessage, _onerror: onerror, _watchdog: watchdog });
+}
+
+fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
+    job.borrow_mut().last_ms = now_ms();
+    let msg = match from_js::<Response>(data) {
+        Ok(m) => m,
+        Err(e) => return stopped(job, format!("the worker's answer was not understood: {e}")),
+    };
+    match msg {
+        Response::Ready => send_open(job),
+        Response::Reading { index } => job.borrow_mut().current = Some(index),
+        Response::Fetched { .. } | Response::Progress { .. } => {}
+        Response::Inspected { index, inspection } => {
+            let Some(i) = job.borrow().batch.get(index).copied() else { return };
+            match Inspection::from_bytes(&inspection) {
+                Ok(insp) => inspected(job, i, Rc::new(insp)),
+                Err(e) => fail(job, i, format!("the inspection could not be read back: {e}")),
+            }
+        }
+        Response::Opened { companions, skipped, bytes_read } => {
+            {
+                let mut j = job.borrow_mut();
+                j.set.companions.extend(companions.into_iter().map(|c| (c.name, c.bytes)));
+                j.set.skipped.extend(skipped.into_iter().map(|s| Skipped { name: s.name, kind: Kind::Unknown, len: s.len, reason: s.reason }));
+                j.set.bytes_read = j.set.bytes_read.saturating_add(bytes_read);
+                retire(&mut j);
+            }
+            finish(job);
+        }
+        Response::Panicked { message } => stopped(job, format!("the parser stopped: {message}")),
+        Response::Error(p) => {
+            // A URL that could not be opened: said on the file's own tab by its inspection.
+            let _ = p;
+        }
+        Response::Done { .. } | Response::Hashed { .. } => {}
+    }
+}
+
+fn send_open(job: &Rc<RefCell<Job>>) {
+    let j = job.borrow();
+    let inputs: Vec<OpenInput> = j
+        .batch
+        .iter()
+        .filter_map(|i| j.plan.inputs.get(*i))
+        .map(|i| OpenInput {
+            name: i.name.clone(),
+            file: i.file.clone().map_or(JsValue::UNDEFINED, JsValue::from),
+            url: i.url.clone(),
+            explain: i.explain,
+            fault: i.fault,
+        })
+        .collect();
+    let sent = to_js(&Request::Open { inputs, classify_by_content: false }).and_then(|v| {
+        j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
+    });
+    drop(j);
+    if let Err(e) = sent {
+        stopped(job, format!("the file could not be handed to the worker: {e}"));
+    }
+}
+
+fn inspected(job: &Rc<RefCell<Job>>, i: usize, insp: Rc<Inspection>) {
+    let (id, d) = {
+        let j = job.borrow();
+        (j.plan.inputs.get(i).and_then(|x| x.id), j.d.clone())
+    };
+    if let Some(id) = id {
+        d.dispatch(Action::Loaded { id, inspection: insp.clone(), now_ms: now_ms() });
+    }
+    job.borrow_mut().set.files.push((i, insp));
+}
+
+/// Input `i` could not be read: its tab closes and an error panel names it.
+fn fail(job: &Rc<RefCell<Job>>, i: usize, message: String) {
+    let j = job.borrow();
+    let Some(input) = j.plan.inputs.get(i) else { return };
+    j.d.dispatch(Action::Failed { id: input.id, name: input.name.clone(), message });
+}
+
+/// The worker stopped (panic, hang, crash): the file it was on fails, the rest of its
+/// batch goes to a fresh worker.
+fn stopped(job: &Rc<RefCell<Job>>, message: String) {
+    let (culprit, rest) = {
+        let mut j = job.borrow_mut();
+        retire(&mut j);
+        let at = j.current.unwrap_or(0);
+        let culprit = j.batch.get(at).copied();
+        let rest: Vec<usize> = j.batch.iter().skip(at.saturating_add(1)).copied().collect();
+        (culprit, rest)
+    };
+    if let Some(i) = culprit {
+        fail(job, i, message);
+    }
+    run(job, rest);
+}
+
+/// Every input was read (or failed): merge what forms one model.
+fn finish(job: &Rc<RefCell<Job>>) {
+    let mut j = job.borrow_mut();
+    retire(&mut j);
+    let Some(cid) = j.plan.checkpoint else { return };
+    merge_set(&mut j.set);
+    let d = j.d.clone();
+    let Some(model) = j.set.checkpoint.take() else {
+        // Nothing to merge (e.g. one file and a README): the files' tabs are enough.
+        d.dispatch(Action::Remove(cid));
+        return;
+    };
+    let shards = j.set.files.iter().filter(|(_, f)| f.format == Format::Safetensors).map(|(_, f)| f.clone()).collect();
+    let mut ignored: Vec<Ignored> = j.plan.notes.iter().map(|n| Ignored { name: n.clone(), size: 0, reason: "not read".into() }).collect();
+    let mut unread = Vec::new();
+    for s in std::mem::take(&mut j.set.skipped) {
+        if s.reason.starts_with("reading it failed") {
+            unread.push((s.name, s.reason));
+        } else {
+            ignored.push(Ignored { name: s.name, size: s.len, reason: s.reason });
+        }
+    }
+    let data = CheckpointData::new(model, shards, unread, ignored);
+    d.dispatch(Action::CheckpointLoaded { id: cid, data: Rc::new(data), bytes_read: j.set.bytes_read, now_ms: now_ms() });
+}

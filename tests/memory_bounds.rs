@@ -1,0 +1,320 @@
+//! Peak heap on crafted inputs (issue 12): for any input, peak memory ≤ 4 × the header
+//! bytes + 64 MiB. A counting global allocator (this test binary only) measures the heap
+//! in use; each case measures reading the file (`source::inspect`, what the page and the
+//! CLI both do) and the CLI's whole `inspect --json` path (inspect, report, JSON written
+//! out). The inputs are the ones issue 12 reported and the other shapes of header that
+//! make one finding, one map entry or one allocation per few bytes of input.
+//!
+//! One `#[test]` runs every case in turn, so that no other test allocates meanwhile. The
+//! figures are printed (`cargo test --test memory_bounds -- --nocapture`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+use tensorpeek::formats::Inspection;
+use tensorpeek::model::checkpoint::build_model;
+use tensorpeek::report::{FileReport, Report};
+use tensorpeek::source::{self, MemorySource};
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            // Count the moment both blocks may exist (a moving realloc).
+            grew(new_size);
+            CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Peak heap above what was in use when `f` started, and `f`'s result.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let out = f();
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    (peak as u64, out)
+}
+
+const MIB: u64 = 1 << 20;
+
+fn bound(header_bytes: u64) -> u64 {
+    4 * header_bytes + 64 * MIB
+}
+
+fn inspect(bytes: Vec<u8>, name: &str) -> Inspection {
+    pollster::block_on(source::inspect(&MemorySource::new(bytes), name))
+}
+
+/// Measures one file: inspect alone, then inspect + report + JSON (streamed, as the CLI
+/// writes it). Returns a line for the table and whether it held the bound.
+fn case(label: &str, name: &str, bytes: Vec<u8>, expect: &[tensorpeek::error::Code]) -> Result<String, String> {
+    let file_len = bytes.len() as u64;
+    let src = MemorySource::new(bytes);
+    let t0 = Instant::now();
+    let (peak_inspect, i) = peak_of(|| pollster::block_on(source::inspect(&src, name)));
+    let secs = t0.elapsed().as_secs_f64();
+    let header = i.bytes_read;
+    for code in expect {
+        if !i.findings().any(|f| f.code == *code) {
+            return Err(format!("{label}: expected a {code} finding, got {:?}", i.findings().map(|f| f.code).collect::<Vec<_>>()));
+        }
+    }
+    drop(i);
+    let (peak_cli, written) = peak_of(|| {
+        let i = pollster::block_on(source::inspect(&src, name));
+        let report = Report::new(vec![FileReport::borrowed(&i, &Default::default())]);
+        let mut sink = Counter(0);
+        report.write_json_pretty(&mut sink).map(|()| sink.0)
+    });
+    let written = written.map_err(|e| format!("{label}: writing the report failed: {e}"))?;
+    let line = format!(
+        "{label:<46} file {:>10}  read {:>10}  inspect peak {:>10} ({:.2}× + {:>4.1} ms)  cli peak {:>10}  json {:>10}  bound {:>10}",
+        file_len,
+        header,
+        peak_inspect,
+        peak_inspect as f64 / header.max(1) as f64,
+        secs * 1e3,
+        peak_cli,
+        written,
+        bound(header)
+    );
+    if peak_inspect > bound(header) || peak_cli > bound(header) {
+        return Err(format!("over the bound: {line}"));
+    }
+    Ok(line)
+}
+
+/// An io::Write that counts.
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ GGUF builders
+
+fn gstr(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+/// A GGUF v3 file from raw KV entries (key, type, value bytes) and tensor infos
+/// (name, dims, type, offset), with `data` zero bytes after the aligned data start.
+fn gguf(kvs: &[(Vec<u8>, u32, Vec<u8>)], tensors: &[(Vec<u8>, Vec<u64>, u32, u64)], data: usize) -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(kvs.len() as u64).to_le_bytes());
+    for (k, ty, v) in kvs {
+        gstr(&mut out, k);
+        out.extend_from_slice(&ty.to_le_bytes());
+        out.extend_from_slice(v);
+    }
+    for (name, dims, ty, off) in tensors {
+        gstr(&mut out, name);
+        out.extend_from_slice(&(dims.len() as u32).to_le_bytes());
+        for d in dims {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out.extend_from_slice(&ty.to_le_bytes());
+        out.extend_from_slice(&off.to_le_bytes());
+    }
+    out.resize(out.len().div_ceil(32) * 32 + data, 0);
+    out
+}
+
+fn array(elem: u32, n: u64, body: Vec<u8>) -> Vec<u8> {
+    let mut v = elem.to_le_bytes().to_vec();
+    v.extend_from_slice(&n.to_le_bytes());
+    v.extend(body);
+    v
+}
+
+fn safetensors(header: &str, data: usize) -> Vec<u8> {
+    let mut v = (header.len() as u64).to_le_bytes().to_vec();
+    v.extend_from_slice(header.as_bytes());
+    v.resize(v.len() + data, 0);
+    v
+}
+
+#[test]
+fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
+    use tensorpeek::error::Code::*;
+    let mut lines = Vec::new();
+    let mut over = Vec::new();
+    let mut run = |r: Result<String, String>| match r {
+        Ok(l) => lines.push(l),
+        Err(e) => over.push(e),
+    };
+
+    // Issue 12: 4,194,304 distinct token type ids (was ~2 GB of RSS).
+    let n = 4_194_304u32;
+    let ids: Vec<u8> = (0..n).flat_map(|i| (i as i32).to_le_bytes()).collect();
+    run(case(
+        "GGUF, 4,194,304 distinct token types",
+        "types.gguf",
+        gguf(&[(b"tokenizer.ggml.token_type".to_vec(), 9, array(5, u64::from(n), ids))], &[], 0),
+        &[],
+    ));
+
+    // Issue 12: two 8 MiB tensor names (was 154 MB: each finding copied the name).
+    let long = vec![b'n'; 8 << 20];
+    run(case(
+        "GGUF, two 8 MiB tensor names (same name)",
+        "names.gguf",
+        gguf(&[], &[(long.clone(), vec![4], 0, 0), (long, vec![4], 0, 32)], 64),
+        &[NameTooLong, DuplicateTensor],
+    ));
+
+    // Issue 12: a safetensors header with an 8 MB key twice (was 117 MB).
+    let key = "k".repeat(8 << 20);
+    let entry = format!(r#""{key}":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#);
+    run(case("safetensors, an 8 MB key twice", "dup.safetensors", safetensors(&format!("{{{entry},{entry}}}"), 1), &[DuplicateKey]));
+
+    // The same key 8 MiB of control characters: 6 bytes each in JSON.
+    let key = "\\u0001".repeat(1 << 20);
+    let entry = format!(r#""{key}":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#);
+    run(case("safetensors, a 1 Mi-control-char name twice", "ctl.safetensors", safetensors(&format!("{{{entry},{entry}}}"), 1), &[SuspiciousName]));
+
+    // A million metadata entries, each one a finding (bad UTF-8 keys).
+    let kvs: Vec<(Vec<u8>, u32, Vec<u8>)> = (0..1_000_000u32).map(|i| ([&i.to_le_bytes()[..], &[0xff]].concat(), 0, vec![1])).collect();
+    run(case("GGUF, 1,000,000 entries with non-UTF-8 keys", "kvs.gguf", gguf(&kvs, &[], 0), &[InvalidUtf8]));
+
+    // 400,000 tensor infos of an unknown type (a finding each, and an entry each).
+    let tensors: Vec<(Vec<u8>, Vec<u64>, u32, u64)> = (0..400_000u32).map(|i| (i.to_le_bytes().to_vec(), vec![1], 99, 0)).collect();
+    run(case("GGUF, 400,000 tensors of an unknown type", "tensors.gguf", gguf(&[], &tensors, 0), &[UnknownGgmlType]));
+
+    // A token list of 2,000,000 tokens holding control characters (counted, 3 shown).
+    let mut toks = Vec::new();
+    for i in 0..2_000_000u32 {
+        gstr(&mut toks, format!("\u{1}{i}").as_bytes());
+    }
+    run(case(
+        "GGUF, 2,000,000 suspicious tokens",
+        "tokens.gguf",
+        gguf(&[(b"tokenizer.ggml.tokens".to_vec(), 9, array(8, 2_000_000, toks))], &[], 0),
+        &[SuspiciousText],
+    ));
+
+    // Nested arrays: 1,000,000 inner arrays of 1 bool each, each inner one invalid.
+    let inner: Vec<u8> = (0..1_000_000).flat_map(|_| array(7, 1, vec![2])).collect();
+    run(case("GGUF, 1,000,000 nested bool arrays", "nested.gguf", gguf(&[(b"n".to_vec(), 9, array(9, 1_000_000, inner))], &[], 0), &[InvalidBool, NestedArray]));
+
+    // safetensors: 300,000 tiny tensors, each with an unknown field and the wrong size.
+    let mut h = String::from("{");
+    for i in 0..300_000 {
+        h.push_str(&format!(r#""{i}":{{"dtype":"F32","shape":[1],"data_offsets":[0,1],"x":0}},"#));
+    }
+    h.pop();
+    h.push('}');
+    run(case("safetensors, 300,000 tensors with 3 findings each", "many.safetensors", safetensors(&h, 1), &[UnknownField, SizeMismatch]));
+
+    // safetensors: 1,000,000 of the smallest valid tensor entries.
+    let mut h = String::from("{");
+    for i in 0..1_000_000u64 {
+        h.push_str(&format!(r#""{i:x}":{{"dtype":"U8","shape":[],"data_offsets":[{i},{}]}},"#, i + 1));
+    }
+    h.pop();
+    h.push('}');
+    run(case("safetensors, 1,000,000 one-byte tensors", "tiny.safetensors", safetensors(&h, 1_000_000), &[]));
+
+    // safetensors: a shape of 4,000,000 dims and offsets of 4,000,000 numbers.
+    let ones = vec!["1"; 4_000_000].join(",");
+    let h = format!(r#"{{"a":{{"dtype":"U8","shape":[{ones}],"data_offsets":[{ones}]}}}}"#);
+    run(case("safetensors, 4,000,000 dims", "dims.safetensors", safetensors(&h, 1), &[InvalidField]));
+
+    // safetensors: 1,000,000 __metadata__ entries with HTML (counted).
+    let mut h = String::from(r#"{"__metadata__":{"#);
+    for i in 0..1_000_000 {
+        h.push_str(&format!(r#""{i}":"<script>","#));
+    }
+    h.pop();
+    h.push_str("}}");
+    run(case("safetensors, 1,000,000 metadata entries with HTML", "meta.safetensors", safetensors(&h, 0), &[SuspiciousText]));
+
+    // JSON companions, read whole: a tokenizer.json with 500,000 special tokens and an
+    // index with 1,000,000 broken weight_map entries (a finding each before capping).
+    let added: Vec<String> = (0..500_000).map(|i| format!(r#"{{"id":{i},"content":"<t{i}>","special":true}}"#)).collect();
+    let tok = format!(r#"{{"added_tokens":[{}],"model":{{"type":"BPE","vocab":{{}},"merges":[]}}}}"#, added.join(","));
+    let map: Vec<String> = (0..1_000_000).map(|i| format!(r#""t{i}":{i}"#)).collect();
+    let idx = format!(r#"{{"weight_map":{{{}}}}}"#, map.join(","));
+    let cfg = r#"{"bos_token":"<t1>","eos_token":"<t2>","chat_template":"{{ cycler.__init__.__globals__ }}"}"#;
+    let companions = vec![
+        ("tokenizer.json".to_string(), tok.into_bytes()),
+        ("tokenizer_config.json".to_string(), cfg.as_bytes().to_vec()),
+        ("model.safetensors.index.json".to_string(), idx.into_bytes()),
+    ];
+    let json_bytes: u64 = companions.iter().map(|(_, b)| b.len() as u64).sum();
+    let t0 = Instant::now();
+    let (peak, m) = peak_of(|| build_model(&[], &companions));
+    let line = format!(
+        "{:<46} json {:>10}  merge peak {:>10} ({:.2}× + {:.1} ms)  bound {:>10}",
+        "checkpoint: 500k special tokens, 1M bad index entries",
+        json_bytes,
+        peak,
+        peak as f64 / json_bytes as f64,
+        t0.elapsed().as_secs_f64() * 1e3,
+        bound(json_bytes)
+    );
+    assert!(m.findings().any(|f| f.code == ChatTemplateUnsafe), "{:?}", m.findings().map(|f| f.code).collect::<Vec<_>>());
+    assert_eq!(m.tokenizer.as_ref().map(|t| t.special_tokens.len()), Some(500_000));
+    assert!(m.findings().count() <= 2 * 250, "findings are capped: {}", m.findings().count());
+    if peak > bound(json_bytes) {
+        over.push(format!("over the bound: {line}"));
+    } else {
+        lines.push(line);
+    }
+
+    for l in &lines {
+        println!("{l}");
+    }
+    assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+#[test]
+fn inspections_still_read_only_the_header() {
+    // A sanity check of the helper: a small sound file reads its 8 + N bytes.
+    let header = r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    let i = inspect(safetensors(header, 1), "a.safetensors");
+    assert!(i.ok());
+    assert_eq!(i.bytes_read, 8 + header.len() as u64);
+}

@@ -1,0 +1,187 @@
+//! The pickle walk rate on a large synthetic state-dict pickle, generated here (no file).
+//!
+//! `walk_rate_50mb` is the measurement (ignored by default: run it optimised)
+//!     cargo test --profile bench-native --test pickle_walk_rate -- --ignored --nocapture
+//! `small_synthetic_pickle_walks` checks the generator and the walk on a small size.
+
+use std::time::Instant;
+use tensorpeek::formats::pickle::{walk, Context};
+
+/// A protocol 2 pickle laid out exactly as torch's `data.pkl` of a state dict (compare
+/// `python -m pickletools` on a real one): an OrderedDict of `n` tensors, each
+/// `_rebuild_tensor_v2(('storage', FloatStorage, key, 'cpu', numel), 0, size, stride,
+/// False, OrderedDict())`, every object BINPUT once and shared ones (the rebuild
+/// function, 'storage', the storage class, 'cpu', OrderedDict) fetched again with BINGET /
+/// LONG_BINGET, as CPython's pickler writes them.
+fn state_dict_pickle(n: usize) -> Vec<u8> {
+    let mut p = b"\x80\x02}".to_vec();
+    let mut memo = 0u32;
+    let put = |p: &mut Vec<u8>, memo: &mut u32| -> u32 {
+        if *memo < 256 {
+            p.extend_from_slice(&[b'q', *memo as u8]);
+        } else {
+            p.push(b'r');
+            p.extend_from_slice(&memo.to_le_bytes());
+        }
+        *memo += 1;
+        *memo - 1
+    };
+    let get = |p: &mut Vec<u8>, i: u32| {
+        if i < 256 {
+            p.extend_from_slice(&[b'h', i as u8]);
+        } else {
+            p.push(b'j');
+            p.extend_from_slice(&i.to_le_bytes());
+        }
+    };
+    let binunicode = |p: &mut Vec<u8>, s: &str| {
+        p.push(b'X');
+        p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        p.extend_from_slice(s.as_bytes());
+    };
+    put(&mut p, &mut memo);
+    p.push(b'(');
+    // memo slots of the shared objects, once written
+    let (mut rebuild, mut storage, mut class, mut cpu, mut odict) = (None, None, None, None, None);
+    for k in 0..n {
+        if k > 0 && k % 1000 == 0 {
+            p.extend_from_slice(b"u("); // SETITEMS every 1000 items, as pickle batches
+        }
+        binunicode(&mut p, &format!("model.layers.{}.mlp.gate_proj.weight", k));
+        put(&mut p, &mut memo);
+        match rebuild {
+            Some(i) => get(&mut p, i),
+            None => {
+                p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n");
+                rebuild = Some(put(&mut p, &mut memo));
+            }
+        }
+        p.extend_from_slice(b"((");
+        match storage {
+            Some(i) => get(&mut p, i),
+            None => {
+                binunicode(&mut p, "storage");
+                storage = Some(put(&mut p, &mut memo));
+            }
+        }
+        match class {
+            Some(i) => get(&mut p, i),
+            None => {
+                p.extend_from_slice(b"ctorch\nFloatStorage\n");
+                class = Some(put(&mut p, &mut memo));
+            }
+        }
+        binunicode(&mut p, &k.to_string());
+        put(&mut p, &mut memo);
+        match cpu {
+            Some(i) => get(&mut p, i),
+            None => {
+                binunicode(&mut p, "cpu");
+                cpu = Some(put(&mut p, &mut memo));
+            }
+        }
+        p.push(b'J');
+        p.extend_from_slice(&(4096i32 * 11008).to_le_bytes());
+        p.push(b't');
+        put(&mut p, &mut memo);
+        p.extend_from_slice(b"QK\x00");
+        p.push(b'M');
+        p.extend_from_slice(&4096u16.to_le_bytes());
+        p.push(b'M');
+        p.extend_from_slice(&11008u16.to_le_bytes());
+        p.push(0x86);
+        put(&mut p, &mut memo);
+        p.push(b'M');
+        p.extend_from_slice(&11008u16.to_le_bytes());
+        p.extend_from_slice(b"K\x01\x86");
+        put(&mut p, &mut memo);
+        p.push(0x89);
+        match odict {
+            Some(i) => get(&mut p, i),
+            None => {
+                p.extend_from_slice(b"ccollections\nOrderedDict\n");
+                odict = Some(put(&mut p, &mut memo));
+            }
+        }
+        p.extend_from_slice(b")R");
+        put(&mut p, &mut memo);
+        p.push(b't');
+        put(&mut p, &mut memo);
+        p.push(b'R');
+        put(&mut p, &mut memo);
+    }
+    p.extend_from_slice(b"u.");
+    p
+}
+
+/// Nanoseconds this thread has run on a CPU (Linux `/proc/thread-self/schedstat`), so
+/// the rate does not depend on how busy the shared machine is; `None` elsewhere.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+fn check(data: &[u8], n: usize) {
+    let w = walk(
+        data,
+        &Context {
+            torch: true,
+            ..Context::default()
+        },
+    );
+    assert!(w.findings.is_empty(), "{:?}", w.findings.first());
+    let (named, _) = w.named_tensors();
+    assert_eq!(named.len(), n);
+    assert_eq!(w.storages.len(), n);
+    assert_eq!(w.tensors[n - 1].shape, vec![4096, 11008]);
+}
+
+#[test]
+fn small_synthetic_pickle_walks() {
+    let data = state_dict_pickle(2500);
+    check(&data, 2500);
+}
+
+#[test]
+#[ignore]
+fn walk_rate_50mb() {
+    let mut n = 1000;
+    let mut data = state_dict_pickle(n);
+    while data.len() < 50_000_000 {
+        n *= 2;
+        data = state_dict_pickle(n);
+    }
+    let mb = data.len() as f64 / 1e6;
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let c0 = cpu_ns();
+        let t = Instant::now();
+        let w = walk(
+            &data,
+            &Context {
+                torch: true,
+                ..Context::default()
+            },
+        );
+        let walked = t.elapsed().as_secs_f64();
+        let cpu = c0.zip(cpu_ns()).map(|(a, b)| (b - a) as f64 / 1e9);
+        let (named, _) = w.named_tensors();
+        let total = t.elapsed().as_secs_f64();
+        assert_eq!(named.len(), n);
+        let on_cpu = cpu.unwrap_or(walked);
+        println!(
+            "{mb:.1} MB, {} opcodes, {n} tensors: walk {walked:.3} s wall ({:.0} MB/s), {on_cpu:.3} s on CPU ({:.0} MB/s); walk + key paths {total:.3} s wall",
+            w.opcodes,
+            mb / walked,
+            mb / on_cpu,
+        );
+        drop(w);
+        best = best.min(on_cpu);
+    }
+    println!("best walk rate: {:.0} MB/s of CPU time", mb / best);
+    assert!(
+        mb / best >= 100.0,
+        "walk rate {:.0} MB/s is under the 100 MB/s target",
+        mb / best
+    );
+}
