@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints, for the sparse ~6 GB Llama-3.2-3B-shaped safetensors file: bytes read and ms
 # from drop to rendered inventory in Chromium, and the same for the native CLI (median
-# of RUNS=7 runs).
+# of RUNS=7 runs); the same for a sparse PyTorch zip of the same tensors, and its
+# conversion to safetensors (page, CLI, cp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -11,8 +12,17 @@ trunk build --release --offline 2>&1 | tail -n 1
 cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
 file=tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_safetensors.py "$file"
+python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
+python3 tests/make_bench_files.py tests/e2e/out
+# Issue 13's table: every row beside its floor and its target.
+node tests/e2e/bench_page.mjs tests/e2e/out target/bench-native/tensorpeek
 node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek
 # The values worker from the file: BF16 → stats of the 788 MB embedding, with and without SHA-256.
 node tests/e2e/bench_values.mjs "$file"
 # wasm alone (no reads), native and numpy.
 scripts/bench_values.sh
+# PyTorch zip: inventory, then conversion to safetensors (page, CLI, cp; RUNS=3 by default).
+torch=tests/e2e/out/llama32-3b.sparse.pt
+python3 tests/make_sparse_torch.py "$torch"
+node tests/e2e/bench.mjs "$torch" target/bench-native/tensorpeek
+RUNS=${CONVERT_RUNS:-3} node tests/e2e/bench_convert.mjs "$torch" target/bench-native/tensorpeek

@@ -16,9 +16,9 @@ step "cargo test (native)"
 cargo test 2>&1 | tee "$LOGS/native.log"
 summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 
-step "wasm-bindgen-test in headless Chromium (Blob byte source)"
-cargo test --target wasm32-unknown-unknown --test wasm_blob 2>&1 | tee "$LOGS/wasm.log"
-summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | tail -n 1)")
+step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
+cargo test --target wasm32-unknown-unknown --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
+summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 
 step "trunk build --release --offline"
 trunk build --release --offline 2>&1 | tail -n 5
@@ -32,6 +32,7 @@ python3 tests/make_sparse_safetensors.py tests/e2e/out/llama32-3b.sparse.safeten
 python3 tests/make_sparse_checkpoint.py tests/e2e/out/llama32-3b-ckpt
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dtype bf16 --rope-freqs
+python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
 step "Playwright end-to-end (node --test)"
 node --test --test-concurrency=1 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"

@@ -8,6 +8,8 @@
 
 use crate::error::Finding;
 use crate::formats::gguf::{GgufFile, Value, ValueJson};
+use crate::formats::pickle::{GlobalVerdict, Verdict as SafetyVerdict};
+use crate::formats::torch::{self, TorchFile};
 use crate::formats::{Inspection, Parsed};
 use crate::model::audit::Audit;
 use crate::model::checkpoint::CheckpointModel;
@@ -97,6 +99,9 @@ impl<F: Serialize> Report<F> {
 pub struct TensorReport {
     #[serde(flatten)]
     pub entry: TensorEntry,
+    /// Pickle-based files: stride, storage, storage offset, contiguity.
+    #[serde(flatten)]
+    pub layout: Option<TensorLayout>,
     pub stats: Option<Stats>,
 }
 
@@ -105,7 +110,91 @@ pub struct TensorReport {
 pub struct TensorRef<'a> {
     #[serde(flatten)]
     pub entry: &'a TensorEntry,
+    #[serde(flatten)]
+    pub layout: Option<TensorLayout>,
     pub stats: Option<Stats>,
+}
+
+/// What a tensor of a pickle-based file adds (docs/report.md).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorLayout {
+    /// In elements, outermost dimension first.
+    pub stride: Vec<u64>,
+    /// The storage key (the zip member `…/data/<key>`, the legacy key, the `.npz` member).
+    pub storage: String,
+    /// In elements of the tensor's dtype.
+    pub storage_offset: u64,
+    pub contiguous: bool,
+    /// The other tensors over the same storage.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shares_storage_with: Vec<String>,
+}
+
+impl TensorLayout {
+    pub fn of(t: &torch::Tensor) -> TensorLayout {
+        TensorLayout {
+            stride: t.stride.clone(),
+            storage: t.storage.clone(),
+            storage_offset: t.storage_offset,
+            contiguous: t.contiguous,
+            shares_storage_with: t.shares_storage_with.clone(),
+        }
+    }
+}
+
+/// A pickle-based file's `safety` object: the verdict and every import the pickle would
+/// perform, in opcode order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SafetyReport {
+    pub verdict: SafetyVerdict,
+    pub globals: Vec<GlobalReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GlobalReport {
+    /// `None` when computed at run time (what it imports cannot be known statically).
+    pub module: Option<String>,
+    pub name: Option<String>,
+    pub opcode: &'static str,
+    /// Absolute byte offset of the opcode in the file.
+    pub offset: u64,
+    /// The zip member holding the pickle.
+    pub member: Option<String>,
+    pub verdict: GlobalVerdict,
+    pub why: String,
+}
+
+/// What a file's safety verdict means, in one sentence for a person (the CLI's block and
+/// the page's card say the same).
+pub fn safety_meaning(v: SafetyVerdict) -> &'static str {
+    match v {
+        SafetyVerdict::Safe => "only the imports torch.load(weights_only=True) allows (tensors, storages, plain containers): nothing in it runs code when it is loaded",
+        SafetyVerdict::Suspicious => "it imports classes or functions that are not on the allow-list; none is known to be dangerous, but loading it would import and call them: load it with weights_only=True, or convert it",
+        SafetyVerdict::Dangerous => "loading it (torch.load, pickle.load, numpy with allow_pickle) would run code or touch the system: do not load it; it is not converted",
+        SafetyVerdict::Error => "it could not be read completely (truncated, malformed, a missing storage, not a pickle): nothing in it can be vouched for; do not load it; it is not converted",
+    }
+}
+
+impl SafetyReport {
+    pub fn of(t: &TorchFile) -> SafetyReport {
+        let s = &t.inspection.safety;
+        SafetyReport {
+            verdict: s.verdict,
+            globals: s
+                .globals
+                .iter()
+                .map(|g| GlobalReport {
+                    module: g.module.clone(),
+                    name: g.name.clone(),
+                    opcode: g.opcode,
+                    offset: g.offset,
+                    member: g.member.clone(),
+                    verdict: g.verdict,
+                    why: g.why.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A file's report borrowing the inspection's tensors.
@@ -133,6 +222,9 @@ pub struct FileReport<T = TensorReport> {
     pub metadata: serde_json::Value,
     pub tensors: Vec<T>,
     pub totals: Totals,
+    /// Pickle-based files: the safety verdict and every import (docs/report.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetyReport>,
     /// Format-specific extras (GGUF layout, model card, tokenizer summary, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,
@@ -142,20 +234,21 @@ impl FileReport {
     /// The report entry of an inspected file; `stats` are the values read so far, by
     /// tensor index.
     pub fn of(i: &Inspection, stats: &BTreeMap<usize, Stats>) -> FileReport {
-        FileReport::build(i, stats, |e, stats| TensorReport { entry: e.clone(), stats })
+        FileReport::build(i, stats, |e, layout, stats| TensorReport { entry: e.clone(), layout, stats })
     }
 }
 
 impl<'a> FileReport<TensorRef<'a>> {
     /// [`FileReport::of`] borrowing the tensor list.
     pub fn borrowed(i: &'a Inspection, stats: &BTreeMap<usize, Stats>) -> Self {
-        FileReport::build(i, stats, |entry, stats| TensorRef { entry, stats })
+        FileReport::build(i, stats, |entry, layout, stats| TensorRef { entry, layout, stats })
     }
 }
 
 impl<T> FileReport<T> {
-    fn build<'a>(i: &'a Inspection, stats: &BTreeMap<usize, Stats>, tensor: impl Fn(&'a TensorEntry, Option<Stats>) -> T) -> Self {
-        let tensors = i.tensors().iter().enumerate().map(|(j, e)| tensor(e, stats.get(&j).cloned())).collect();
+    fn build<'a>(i: &'a Inspection, stats: &BTreeMap<usize, Stats>, tensor: impl Fn(&'a TensorEntry, Option<TensorLayout>, Option<Stats>) -> T) -> Self {
+        let layout = |j: usize| i.parsed.torch().and_then(|t| t.layout(j)).map(TensorLayout::of);
+        let tensors = i.tensors().iter().enumerate().map(|(j, e)| tensor(e, layout(j), stats.get(&j).cloned())).collect();
         let mut r = FileReport {
             name: i.name.clone(),
             size: i.size,
@@ -172,6 +265,7 @@ impl<T> FileReport<T> {
             metadata: serde_json::Value::Object(serde_json::Map::new()),
             tensors,
             totals: i.totals.clone(),
+            safety: None,
             details: None,
         };
         match &i.parsed {
@@ -188,10 +282,26 @@ impl<T> FileReport<T> {
                 r.metadata = gguf_metadata(g);
                 r.details = Some(gguf_details(g));
             }
+            Parsed::Torch(t) => {
+                r.safety = Some(SafetyReport::of(t));
+                r.details = Some(torch_details(t));
+            }
             Parsed::None => {}
         }
         r
     }
+}
+
+/// `details` of a pickle-based file: the container, where its main pickle is, the opcodes
+/// walked, the tensor data bytes (shared storages counted once) and the zip members.
+pub fn torch_details(t: &TorchFile) -> serde_json::Value {
+    let i = &t.inspection;
+    json!({
+        "container": i.format.name(),
+        "pickle": i.pickle.map(|(offset, len)| json!({ "offset": offset, "len": len })),
+        "opcodes": i.opcodes,
+        "data_bytes": t.data_bytes,
+    })
 }
 
 /// A GGUF file's metadata as the report's map: each key's value in its JSON form, a long

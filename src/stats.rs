@@ -12,6 +12,10 @@
 //! - a histogram of the finite values (see [`AdaptiveHistogram`]);
 //! - a preview of the first rows × columns (row-major element indices).
 
+use crate::dtype::Value;
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -57,7 +61,7 @@ pub struct Histogram {
     pub counts: Vec<u64>,
 }
 
-/// The top-left corner of the tensor seen as a matrix. Element (r, c) of `values`
+/// The top-left corner of the tensor seen as a matrix. Value (r, c) of `values`
 /// (row-major, `cols` per row) is the tensor's flat element `r * row_len + c`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Preview {
@@ -87,11 +91,34 @@ pub struct AdaptiveHistogram {
     counts: Vec<u64>,
     started: bool,
     rebins: u64,
+    /// Counts not yet added to `counts`: four interleaved tables (see `count_bins`), each
+    /// with one more entry for the values that have no bin.
+    local: Box<[[u32; LOCAL_BINS]; 4]>,
+    /// Values counted in `local` since it was last flushed.
+    pending: u64,
 }
 
 /// The narrowest bin: one step of the smallest F64 subnormal (2^-1074). Any two distinct
 /// f64 values are at least this far apart, so no finite span is too narrow to bin.
 pub const MIN_BIN_WIDTH: f64 = 5e-324;
+
+/// Values per block of [`StatsAccumulator::push`]: a block and its bins stay in the L1
+/// cache across the passes over it (32 KiB of f64, 16 KiB of f32, 16 KiB of bins).
+pub const BLOCK: usize = 4096;
+
+/// Independent accumulators per pass: enough for the compiler to fill f64x2 (SIMD128) or
+/// 4 × f64 (AVX) registers and hide the latency of the dependent additions.
+const LANES: usize = 4;
+
+/// The bin of a value that has none under the current range (NaN, ±Inf, outside): one
+/// past the last bin, an entry of its own in the local tables.
+const NO_BIN: u32 = HISTOGRAM_BINS as u32;
+const LOCAL_BINS: usize = HISTOGRAM_BINS + 1;
+
+/// Values counted in the histogram's u32 local tables before they are added to its u64
+/// counts: a table entry cannot overflow before then.
+const LOCAL_FLUSH: u64 = 1 << 30;
+
 
 impl Default for AdaptiveHistogram {
     fn default() -> Self {
@@ -102,6 +129,8 @@ impl Default for AdaptiveHistogram {
             counts: vec![0; HISTOGRAM_BINS],
             started: false,
             rebins: 0,
+            local: Box::new([[0; LOCAL_BINS]; 4]),
+            pending: 0,
         }
     }
 }
@@ -177,45 +206,75 @@ impl AdaptiveHistogram {
         self.add_outside(v, weight);
     }
 
-    /// Adds every finite value of `values` once (non-finite ones are skipped). Counts go
-    /// to four interleaved local tables first, so that runs of equal bins do not serialize
-    /// on one counter.
-    pub fn add_batch(&mut self, values: &[f64]) {
-        /// Values per round of local counting: u32 local counters cannot overflow.
-        const ROUND: usize = 1 << 20;
-        let mut local = [[0u32; HISTOGRAM_BINS]; 4];
-        for round in values.chunks(ROUND) {
-            let (mut lo, mut width, mut inv) = (self.lo, self.width, self.inv_width);
-            for (i, &v) in round.iter().enumerate() {
-                let t = Self::bin_of(v, lo, width, inv);
-                // NaN and ±Inf fail this test (comparisons with NaN are false).
-                if t >= 0.0 && t < Self::bins_f() {
-                    if let Some(c) = local.get_mut(i & 3).and_then(|l| l.get_mut(t as usize)) {
-                        *c += 1;
-                    }
-                } else if v.is_finite() {
-                    self.flush(&mut local);
-                    self.add_outside(v, 1);
-                    (lo, width, inv) = (self.lo, self.width, self.inv_width);
-                }
+    /// After a pass counted `n` values into the local tables: empties their no-bin
+    /// entries, flushes the tables when due, and returns how many values had no bin (the
+    /// caller adds the finite ones among them with [`add`](Self::add)).
+    fn counted(&mut self, n: usize) -> u64 {
+        let mut none = 0;
+        for t in self.local.iter_mut() {
+            if let Some(c) = t.get_mut(NO_BIN as usize) {
+                none += u64::from(*c);
+                *c = 0;
             }
-            self.flush(&mut local);
         }
+        self.pending += n as u64;
+        if self.pending >= LOCAL_FLUSH {
+            self.flush_local();
+        }
+        none
     }
 
-    fn flush(&mut self, local: &mut [[u32; HISTOGRAM_BINS]; 4]) {
-        for l in local.iter_mut() {
+    /// Adds the local tables to the counts.
+    fn flush_local(&mut self) {
+        if self.pending == 0 {
+            return;
+        }
+        for l in self.local.iter_mut() {
             for (c, x) in self.counts.iter_mut().zip(l.iter_mut()) {
                 *c += u64::from(*x);
                 *x = 0;
             }
         }
+        self.pending = 0;
     }
 
-    #[cold]
-    fn add_outside(&mut self, v: f64, weight: u64) {
+    /// The counts, local tables included.
+    fn all_counts(&self) -> Vec<u64> {
+        let mut counts = self.counts.clone();
+        for l in self.local.iter() {
+            for (c, x) in counts.iter_mut().zip(l.iter()) {
+                *c += u64::from(*x);
+            }
+        }
+        counts
+    }
+
+    /// Widens the range until it holds `lo..=hi` (finite), so that a block whose min and
+    /// max are `lo` and `hi` has a bin for every finite value: the bin position is
+    /// monotonic in the value.
+    pub fn cover(&mut self, lo: f64, hi: f64) {
         if !self.started {
-            self.start(v, v);
+            self.start(lo, hi);
+        }
+        self.widen_to(lo);
+        self.widen_to(hi);
+    }
+
+    /// Adds every finite value of `values` once (non-finite ones are skipped).
+    pub fn add_batch<T: Value>(&mut self, values: &[T]) {
+        for v in values {
+            let v = v.wide();
+            if v.is_finite() {
+                self.add(v, 1);
+            }
+        }
+    }
+
+    /// Doubles the range until it holds `v` or cannot grow any further (values near
+    /// ±f64::MAX): each doubling merges bin pairs.
+    fn widen_to(&mut self, v: f64) {
+        if !v.is_finite() {
+            return;
         }
         let n = HISTOGRAM_BINS;
         // Each doubling halves the distance in bins and at least doubles the width (which
@@ -229,8 +288,10 @@ impl AdaptiveHistogram {
             let new_width = (self.width * 2.0).max(MIN_BIN_WIDTH);
             let new_lo = if t < 0.0 { self.lo - self.width * Self::bins_f() } else { self.lo };
             if new_width.partial_cmp(&self.width) != Some(std::cmp::Ordering::Greater) || !new_width.is_finite() || !(new_lo + new_width * Self::bins_f()).is_finite() || !new_lo.is_finite() {
-                break; // cannot grow: clamp below
+                break; // cannot grow: values beyond go to the edge bins
             }
+            // A widening merges bins: the local tables' counts must be in them first.
+            self.flush_local();
             // Merge bin pairs in place: downward growth moves the merged bins to the upper
             // half (the new lower half covers the span added below).
             let shift = if t < 0.0 { n / 2 } else { 0 };
@@ -245,6 +306,15 @@ impl AdaptiveHistogram {
             self.set_width(new_width);
             self.rebins += 1;
         }
+    }
+
+    #[cold]
+    fn add_outside(&mut self, v: f64, weight: u64) {
+        if !self.started {
+            self.start(v, v);
+        }
+        self.widen_to(v);
+        let n = HISTOGRAM_BINS;
         let t = Self::bin_of(v, self.lo, self.width, self.inv_width);
         let idx = if t.is_nan() || t < 0.0 {
             0
@@ -258,9 +328,10 @@ impl AdaptiveHistogram {
 
     /// The histogram trimmed to its first..last non-empty bins (`None` if empty).
     pub fn finish(&self) -> Option<Histogram> {
-        let first = self.counts.iter().position(|&c| c > 0)?;
-        let last = self.counts.iter().rposition(|&c| c > 0)?;
-        let counts = self.counts.get(first..=last)?.to_vec();
+        let all = self.all_counts();
+        let first = all.iter().position(|&c| c > 0)?;
+        let last = all.iter().rposition(|&c| c > 0)?;
+        let counts = all.get(first..=last)?.to_vec();
         Some(Histogram {
             lo: self.lo + first as f64 * self.width,
             hi: self.lo + (last + 1) as f64 * self.width,
@@ -269,7 +340,7 @@ impl AdaptiveHistogram {
     }
 
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        self.all_counts().iter().sum()
     }
 }
 
@@ -315,11 +386,12 @@ impl PreviewCollector {
     }
 
     #[inline(always)]
-    fn take(&mut self, first_index: u64, values: &[f64]) {
+    fn take<T: Value>(&mut self, first_index: u64, values: &[T]) {
         if first_index >= self.end {
             return;
         }
-        for (i, &v) in (first_index..self.end).zip(values) {
+        for (i, v) in (first_index..self.end).zip(values) {
+            let v = v.wide();
             let (r, c) = (i / self.row_len.max(1), i % self.row_len.max(1));
             if c < self.cols {
                 if let Some(slot) = usize::try_from(r * self.cols + c).ok().and_then(|k| self.values.get_mut(k)) {
@@ -340,6 +412,141 @@ impl PreviewCollector {
             values: self.values,
         })
     }
+}
+
+/// What pass 1 of a block finds: per-lane sums (and their compensations, 0 for f32
+/// values), the finite min and max (NaN never wins a comparison; ±Inf may, but then the
+/// sum is non-finite and the block is redone value by value), zeros and values below the
+/// smallest normal magnitude (zeros included).
+pub(crate) struct Pass1 {
+    pub sum: [f64; LANES],
+    pub comp: [f64; LANES],
+    pub lo: f64,
+    pub hi: f64,
+    pub zeros: u64,
+    pub small: u64,
+}
+
+/// Pass 1, portable: lane `k` takes the values at indices ≡ k (mod [`LANES`]), the rest
+/// go to lane 0 with Neumaier's addition.
+fn pass1<T: Value>(values: &[T], mn: f64) -> Pass1 {
+    let mut sum = [0.0f64; LANES];
+    let mut comp = [0.0f64; LANES];
+    let mut lo = [f64::INFINITY; LANES];
+    let mut hi = [f64::NEG_INFINITY; LANES];
+    let mut zeros = [0u32; LANES];
+    let mut small = [0u32; LANES];
+    let mut lanes = values.chunks_exact(LANES);
+    for q in &mut lanes {
+        for (k, v) in q.iter().enumerate().take(LANES) {
+            let k = k % LANES;
+            let v = v.wide();
+            if T::COMPENSATE {
+                // TwoSum: a ±1e150 next to small f64 values must not swallow them.
+                let s = sum[k];
+                let t = s + v;
+                let bp = t - s;
+                comp[k] += (s - (t - bp)) + (v - bp);
+                sum[k] = t;
+            } else {
+                sum[k] += v;
+            }
+            lo[k] = if v < lo[k] { v } else { lo[k] };
+            hi[k] = if v > hi[k] { v } else { hi[k] };
+            let a = v.abs();
+            zeros[k] += u32::from(a == 0.0);
+            small[k] += u32::from(a < mn);
+        }
+    }
+    for v in lanes.remainder() {
+        let v = v.wide();
+        neumaier(&mut sum[0], &mut comp[0], v);
+        lo[0] = if v < lo[0] { v } else { lo[0] };
+        hi[0] = if v > hi[0] { v } else { hi[0] };
+        let a = v.abs();
+        zeros[0] += u32::from(a == 0.0);
+        small[0] += u32::from(a < mn);
+    }
+    Pass1 {
+        sum,
+        comp,
+        lo: lo.iter().copied().fold(f64::INFINITY, f64::min),
+        hi: hi.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        zeros: zeros.iter().map(|&x| u64::from(x)).sum(),
+        small: small.iter().map(|&x| u64::from(x)).sum(),
+    }
+}
+
+/// Pass 2, portable: per-lane squared deviations from `mean` (the non-finite values
+/// skipped when `FILTER`), and each value's bin counted into `tables` (lane `k`'s values
+/// into table `k % 4`; no bin: the tables' last entry).
+fn pass2<T: Value, const FILTER: bool>(values: &[T], mean: f64, lo: f64, width: f64, inv: f64, tables: &mut [[u32; LOCAL_BINS]; 4]) -> [f64; LANES] {
+    let nbins = AdaptiveHistogram::bins_f();
+    let mut m2 = [0.0f64; LANES];
+    let [t0, t1, t2, t3] = tables;
+    let bin = |v: f64| {
+        let t = AdaptiveHistogram::bin_of(v, lo, width, inv);
+        if t >= 0.0 && t < nbins { t as usize } else { NO_BIN as usize }
+    };
+    let bump = |t: &mut [u32; LOCAL_BINS], b: usize| {
+        if let Some(c) = t.get_mut(b) {
+            *c += 1;
+        }
+    };
+    let mut quads = values.chunks_exact(4);
+    for q in &mut quads {
+        if let [a, b, c, d] = *q {
+            let (a, b, c, d) = (a.wide(), b.wide(), c.wide(), d.wide());
+            for (k, v) in [a, b, c, d].into_iter().enumerate() {
+                let dv = v - mean;
+                m2[k % LANES] += if FILTER && !dv.is_finite() { 0.0 } else { dv * dv };
+            }
+            bump(t0, bin(a));
+            bump(t1, bin(b));
+            bump(t2, bin(c));
+            bump(t3, bin(d));
+        }
+    }
+    for v in quads.remainder() {
+        let v = v.wide();
+        let dv = v - mean;
+        m2[0] += if dv.abs() < f64::INFINITY { dv * dv } else { 0.0 };
+        bump(t0, bin(v));
+    }
+    m2
+}
+
+/// The block as f32 values, when the browser's SIMD128 loops can take it (f32 values, and
+/// the smallest normal `mn` an f32 so that comparisons in f32 agree with f64 ones).
+#[inline(always)]
+fn simd_f32<T: Value>(values: &[T], mn: f64) -> Option<(&[f32], f32)> {
+    if !cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
+        return None;
+    }
+    let v = T::as_f32(values)?;
+    let mn32 = mn as f32;
+    (f64::from(mn32) == mn).then_some((v, mn32))
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn simd128_pass1(values: &[f32], mn: f32) -> Pass1 {
+    simd128::pass1(values, mn)
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn simd128_pass2(values: &[f32], mean: f64, lo: f64, inv: f64, tables: &mut [[u32; LOCAL_BINS]; 4]) -> [f64; LANES] {
+    simd128::pass2(values, mean, lo, inv, tables)
+}
+
+// Elsewhere `simd_f32` is always None: these are never called.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn simd128_pass1(values: &[f32], mn: f32) -> Pass1 {
+    pass1(values, f64::from(mn))
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn simd128_pass2(values: &[f32], mean: f64, lo: f64, inv: f64, tables: &mut [[u32; LOCAL_BINS]; 4]) -> [f64; LANES] {
+    pass2::<f32, false>(values, mean, lo, 1.0 / inv, inv, tables)
 }
 
 /// Neumaier's compensated addition: `sum + comp` carries the rounding error of `sum`.
@@ -429,103 +636,108 @@ impl StatsAccumulator {
         self.finite = total;
     }
 
-    /// A batch of decoded values, in element order.
-    pub fn push(&mut self, values: &[f64]) {
+    /// A batch of decoded values, in element order: f64, or f32 for every type whose
+    /// values f32 holds exactly (F32, F6, every ggml block type) — half the memory traffic,
+    /// the same results (each value is widened to f64 before any arithmetic).
+    pub fn push<T: Value>(&mut self, values: &[T]) {
         self.preview.take(self.count, values);
         self.count += values.len() as u64;
+        for block in values.chunks(BLOCK) {
+            self.push_block(block);
+        }
+    }
 
-        // Pass 1: sum, min, max, zeros, subnormals over finite values; count non-finite.
+    /// One block (at most [`BLOCK`] values, in cache). Pass 1: sums, min, max, zeros and
+    /// subnormals; pass 2: the squared deviations from the block's mean and each value's
+    /// histogram bin, counted at once. The loops keep [`LANES`] independent accumulators
+    /// and have no branches, so that they vectorize (SSE natively; in the browser, f32
+    /// blocks take the hand-written SIMD128 loops of [`simd128`], which compute the same
+    /// sums in the same order). NaN and ±Inf need no test in pass 1: a NaN never wins a
+    /// comparison, and either makes the block's sum non-finite, which sends the block
+    /// (rare) through [`push_block_filtered`](Self::push_block_filtered).
+    fn push_block<T: Value>(&mut self, values: &[T]) {
         let mn = self.min_normal;
-        let mut n = 0u64;
-        // Compensated sums (TwoSum per lane, branch-free so the loop vectorizes): a ±1e150
-        // next to small values must not swallow them.
-        let mut sum = [0.0f64; 4];
-        let mut comp = [0.0f64; 4];
-        let mut lo = [f64::INFINITY; 4];
-        let mut hi = [f64::NEG_INFINITY; 4];
-        let mut nf = [0u64; 4];
-        let mut zs = [0u64; 4];
-        let mut ss = [0u64; 4];
-        let mut lane = |k: usize, v: f64, sum: &mut [f64; 4], comp: &mut [f64; 4], lo: &mut [f64; 4], hi: &mut [f64; 4]| {
-            let a = v.abs();
-            let fin = a < f64::INFINITY; // false for NaN and ±Inf
-            let x = if fin { v } else { 0.0 };
-            if let (Some(s), Some(c), Some(l), Some(h)) = (sum.get_mut(k), comp.get_mut(k), lo.get_mut(k), hi.get_mut(k)) {
-                let t = *s + x;
-                let bp = t - *s;
-                let err = (*s - (t - bp)) + (x - bp);
-                *c += if err.is_finite() { err } else { 0.0 };
-                *s = t;
-                *l = if fin && v < *l { v } else { *l };
-                *h = if fin && v > *h { v } else { *h };
-            }
-            if let (Some(f), Some(z), Some(u)) = (nf.get_mut(k), zs.get_mut(k), ss.get_mut(k)) {
-                *f += u64::from(!fin);
-                *z += u64::from(a == 0.0);
-                *u += u64::from(a > 0.0 && a < mn);
-            }
+        let p = match simd_f32(values, mn) {
+            Some((v, mn32)) => simd128_pass1(v, mn32),
+            None => pass1(values, mn),
         };
-        let mut quads = values.chunks_exact(4);
-        for q in &mut quads {
-            if let [v0, v1, v2, v3] = *q {
-                lane(0, v0, &mut sum, &mut comp, &mut lo, &mut hi);
-                lane(1, v1, &mut sum, &mut comp, &mut lo, &mut hi);
-                lane(2, v2, &mut sum, &mut comp, &mut lo, &mut hi);
-                lane(3, v3, &mut sum, &mut comp, &mut lo, &mut hi);
-            }
+        let (mut total, mut c) = (0.0, 0.0);
+        for (s, k) in p.sum.iter().zip(&p.comp) {
+            neumaier(&mut total, &mut c, *s);
+            neumaier(&mut total, &mut c, *k);
         }
-        for &v in quads.remainder() {
-            lane(0, v, &mut sum, &mut comp, &mut lo, &mut hi);
+        let total = total + c;
+        if !total.is_finite() {
+            // A NaN or ±Inf in the block, or a sum past f64::MAX.
+            return self.push_block_filtered(values);
         }
-        let nonfinite: u64 = nf.iter().sum();
-        let zeros: u64 = zs.iter().sum();
-        let subs: u64 = ss.iter().sum();
-        n += values.len() as u64 - nonfinite;
-        self.zeros += zeros;
-        self.subnormals += subs;
-        if nonfinite > 0 {
-            for &v in values {
-                if v.is_nan() {
-                    self.nan += 1;
-                } else if v == f64::INFINITY {
-                    self.pos_inf += 1;
-                } else if v == f64::NEG_INFINITY {
-                    self.neg_inf += 1;
-                }
+        let n = values.len() as u64;
+        self.zeros += p.zeros;
+        // `small` counts the zeros too when there is a smallest normal.
+        self.subnormals += if mn > 0.0 { p.small - p.zeros } else { 0 };
+        self.finish_block::<T, false>(values, n, 0, p.lo, p.hi, total / n as f64);
+    }
+
+    /// [`push_block`](Self::push_block) for a block with NaN or ±Inf (or a sum past
+    /// f64::MAX): one value at a time, the non-finite ones counted apart.
+    #[cold]
+    fn push_block_filtered<T: Value>(&mut self, values: &[T]) {
+        let mn = self.min_normal;
+        let (mut n, mut sum, mut comp) = (0u64, 0.0, 0.0);
+        let (mut bmin, mut bmax) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values {
+            let v = v.wide();
+            if v.is_nan() {
+                self.nan += 1;
+            } else if v == f64::INFINITY {
+                self.pos_inf += 1;
+            } else if v == f64::NEG_INFINITY {
+                self.neg_inf += 1;
+            } else {
+                n += 1;
+                neumaier(&mut sum, &mut comp, v);
+                bmin = bmin.min(v);
+                bmax = bmax.max(v);
+                let a = v.abs();
+                self.zeros += u64::from(a == 0.0);
+                self.subnormals += u64::from(a > 0.0 && a < mn);
             }
         }
         if n == 0 {
             return;
         }
-        let bmin = lo.iter().copied().fold(f64::INFINITY, f64::min);
-        let bmax = hi.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let nonfinite = values.len() as u64 - n;
+        self.finish_block::<T, true>(values, n, nonfinite, bmin, bmax, (sum + comp) / n as f64);
+    }
+
+    /// Pass 2 of a block of `n` finite values (and `nonfinite` others, skipped when
+    /// `FILTER`): squared deviations, and every value's bin counted.
+    #[inline(always)]
+    fn finish_block<T: Value, const FILTER: bool>(&mut self, values: &[T], n: u64, nonfinite: u64, bmin: f64, bmax: f64, bmean: f64) {
         self.min = self.min.min(bmin);
         self.max = self.max.max(bmax);
-        let (mut total, mut c) = (0.0, 0.0);
-        for (s, k) in sum.iter().zip(&comp) {
-            neumaier(&mut total, &mut c, *s);
-            neumaier(&mut total, &mut c, *k);
-        }
-        let bmean = (total + c) / n as f64;
-
-        // Pass 2: histogram and squared deviations from the batch mean.
-        if !self.hist.is_started() {
-            self.hist.start(bmin, bmax);
-        }
-        let mut m2 = [0.0f64; 4];
-        let mut quads = values.chunks_exact(4);
-        for q in &mut quads {
-            for (&v, acc) in q.iter().zip(m2.iter_mut()) {
-                let d = if v.is_finite() { v - bmean } else { 0.0 };
-                *acc += d * d;
+        // Every finite value of the block gets a bin: the range is widened first.
+        self.hist.cover(bmin, bmax);
+        let h = &mut self.hist;
+        let (hlo, width, inv) = (h.lo, h.width, h.inv_width);
+        let simd = if FILTER || inv <= 0.0 { None } else { simd_f32(values, 0.0) };
+        let m2 = match simd {
+            Some((v, _)) => simd128_pass2(v, bmean, hlo, inv, &mut h.local),
+            None => pass2::<T, FILTER>(values, bmean, hlo, width, inv, &mut h.local),
+        };
+        let none = h.counted(values.len());
+        if none > nonfinite {
+            // Finite values the range could not be widened to hold (near ±f64::MAX).
+            let nbins = AdaptiveHistogram::bins_f();
+            for v in values {
+                let v = v.wide();
+                let t = AdaptiveHistogram::bin_of(v, hlo, width, inv);
+                if v.is_finite() && !(t >= 0.0 && t < nbins) {
+                    h.add(v, 1);
+                }
             }
         }
-        for &v in quads.remainder() {
-            let d = if v.is_finite() { v - bmean } else { 0.0 };
-            m2[0] += d * d;
-        }
-        self.hist.add_batch(values);
-        self.merge(n, bmean, (m2[0] + m2[1]) + (m2[2] + m2[3]));
+        self.merge(n, bmean, m2.iter().sum());
     }
 
     /// Values with multiplicities (e.g. from a table of code counts), not in element order:

@@ -116,6 +116,103 @@ pub fn plan(entry: &TensorEntry, file_len: u64) -> Result<(Codec, TensorRange), 
     Ok((codec, TensorRange { start, len, elements }))
 }
 
+/// Largest strided view whose values are read: both the bytes it spans (read whole) and
+/// its gathered elements (held once, contiguous) must fit in this budget — the same 64 MB
+/// a scan may use above idle. A larger view is refused with a finding, never read.
+pub const MAX_STRIDED_BYTES: u64 = 64 << 20;
+
+/// A tensor that is a strided view of its storage (a transpose, a slice with a step, a
+/// Fortran-order array): its strides in elements, outermost first, and its element size.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StridedView {
+    pub stride: Vec<u64>,
+    pub element_size: u64,
+}
+
+/// The checked plan of a strided view: the span `[start, start + span)` to read and the
+/// gathered (contiguous, row-major) byte length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedPlan {
+    pub start: u64,
+    pub span: u64,
+    pub gathered: u64,
+}
+
+/// Checks a strided view before anything is read: its span must lie in the file and both
+/// the span and the gathered elements must fit [`MAX_STRIDED_BYTES`].
+pub fn plan_strided(entry: &TensorEntry, view: &StridedView, file_len: u64) -> Result<StridedPlan, ScanError> {
+    let finding = |code: Code, msg: String| ScanError::Finding(Finding::error(code, msg).tensor(entry.name.clone()).at_opt(entry.abs_start));
+    if view.stride.len() != entry.shape.len() || view.element_size == 0 {
+        return Err(finding(Code::SizeMismatch, format!("stride {:?} does not fit the shape {:?}", view.stride, entry.shape)));
+    }
+    let Some(start) = entry.abs_start else {
+        return Err(finding(Code::ShapeOverflow, "the tensor's absolute offset overflows u64".into()));
+    };
+    let elements = entry.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    // elements touched: 1 + Σ (d − 1) × stride (none for an empty view)
+    let extent = if entry.shape.contains(&0) {
+        Some(0)
+    } else {
+        entry.shape.iter().zip(&view.stride).try_fold(1u64, |a, (&d, &s)| a.checked_add(d.checked_sub(1)?.checked_mul(s)?))
+    };
+    let (Some(span), Some(gathered)) = (
+        extent.and_then(|e| e.checked_mul(view.element_size)),
+        elements.and_then(|e| e.checked_mul(view.element_size)),
+    ) else {
+        return Err(finding(Code::ShapeOverflow, "the view's size overflows u64".into()));
+    };
+    if span > MAX_STRIDED_BYTES || gathered > MAX_STRIDED_BYTES {
+        return Err(ScanError::Finding(
+            Finding::warning(
+                Code::ValuesNotDecoded,
+                format!(
+                    "a strided view (stride {:?}) spanning {span} bytes with {gathered} bytes of elements: views over {MAX_STRIDED_BYTES} bytes are not read (values are gathered in memory)",
+                    view.stride
+                ),
+            )
+            .tensor(entry.name.clone())
+            .field("stride"),
+        ));
+    }
+    match start.checked_add(span) {
+        Some(end) if end <= file_len => Ok(StridedPlan { start, span, gathered }),
+        _ => Err(finding(Code::TensorPastEnd, format!("the view spans bytes {start}..{start}+{span}, past the end of the file ({file_len} bytes)"))),
+    }
+}
+
+/// The view's elements in row-major order, copied out of `span` (its bytes from the first
+/// element on). `None` when an element lies outside `span` (a plan that was not checked).
+pub fn gather_strided(span: &[u8], shape: &[u64], view: &StridedView, gathered: u64) -> Option<Vec<u8>> {
+    let el = usize::try_from(view.element_size).ok()?;
+    let mut out = Vec::with_capacity(usize::try_from(gathered.min(MAX_STRIDED_BYTES)).ok()?);
+    if shape.contains(&0) {
+        return Some(out);
+    }
+    let strides: Vec<usize> = view.stride.iter().map(|s| usize::try_from(*s).ok()?.checked_mul(el)).collect::<Option<_>>()?;
+    let dims: Vec<usize> = shape.iter().map(|d| usize::try_from(*d).ok()).collect::<Option<_>>()?;
+    // an odometer over the index, innermost dimension fastest
+    let mut index = vec![0usize; dims.len()];
+    let mut at = 0usize;
+    loop {
+        out.extend_from_slice(span.get(at..at.checked_add(el)?)?);
+        let mut k = dims.len();
+        loop {
+            if k == 0 {
+                return Some(out);
+            }
+            k -= 1;
+            let (i, d, s) = (index.get_mut(k)?, *dims.get(k)?, *strides.get(k)?);
+            *i += 1;
+            if *i < d {
+                at = at.checked_add(s)?;
+                break;
+            }
+            at = at.checked_sub(s.checked_mul(d - 1)?)?;
+            *i = 0;
+        }
+    }
+}
+
 /// Elements counted into [`CodeCounter`]'s u32 tables before they are added to its u64
 /// totals: a u32 counter cannot overflow before then.
 pub const CODE_FLUSH_ELEMENTS: u64 = u32::MAX as u64;
@@ -281,8 +378,11 @@ impl CodeCounter {
 enum Mode {
     /// Count stored codes of 1 or 2 bytes; decode distinct codes at the end.
     Codes(Box<CodeCounter>),
-    /// Decode every chunk.
+    /// Decode every chunk into f64 values.
     Decode(Box<ValueDecoder>),
+    /// Decode every chunk into f32 values (types whose values are all f32: F32, F6, every
+    /// ggml block type): half the memory traffic, the same stats.
+    Decode32(Box<ValueDecoder<f32>>),
 }
 
 /// Streams one tensor's bytes into [`Stats`]. Feed exactly the tensor's bytes, in order,
@@ -308,7 +408,11 @@ impl TensorScanner {
         let mode = if code_path {
             Mode::Codes(Box::new(CodeCounter::new(unit, CODE_FLUSH_ELEMENTS)))
         } else {
-            Mode::Decode(Box::new(ValueDecoder::new(codec.clone())))
+            if codec.exact_in_f32() && std::env::var_os("F64").is_none() {
+                Mode::Decode32(Box::new(ValueDecoder::typed(codec.clone())))
+            } else {
+                Mode::Decode(Box::new(ValueDecoder::new(codec.clone())))
+            }
         };
         // The preview corner ends before (rows-1)*row_len + cols elements.
         let row_len = shape.last().copied().unwrap_or(1);
@@ -341,6 +445,10 @@ impl TensorScanner {
         self.acc.raw(bytes);
         match &mut self.mode {
             Mode::Decode(d) => {
+                let acc = &mut self.acc;
+                d.feed(bytes, |v| acc.push(v));
+            }
+            Mode::Decode32(d) => {
                 let acc = &mut self.acc;
                 d.feed(bytes, |v| acc.push(v));
             }
@@ -378,12 +486,15 @@ impl TensorScanner {
     /// The stats, once every byte was fed. A byte count different from the planned one,
     /// or a partial element left over, is an error (the source returned the wrong bytes).
     pub fn finish(mut self) -> Result<Stats, ScanError> {
-        if let Mode::Decode(d) = &mut self.mode {
-            let acc = &mut self.acc;
-            d.finish(|v| acc.push(v));
+        let acc = &mut self.acc;
+        match &mut self.mode {
+            Mode::Decode(d) => d.finish(|v| acc.push(v)),
+            Mode::Decode32(d) => d.finish(|v| acc.push(v)),
+            Mode::Codes(_) => {}
         }
         let leftover = match &self.mode {
             Mode::Decode(d) => d.leftover(),
+            Mode::Decode32(d) => d.leftover(),
             Mode::Codes(counter) => usize::from(counter.carry.is_some()),
         };
         if self.seen_bytes != self.expected_bytes || leftover != 0 {

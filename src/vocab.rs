@@ -18,6 +18,16 @@ pub enum Format {
     Gguf,
     SafetensorsIndex,
     Config,
+    /// PyTorch's zip format (`torch.save` since 1.6): a `data.pkl` and stored storages.
+    PytorchZip,
+    /// PyTorch's legacy format: five pickles, then the raw storages.
+    PytorchLegacy,
+    /// A plain pickle of any protocol (0–5).
+    Pickle,
+    /// A numpy `.npy` array.
+    Npy,
+    /// A numpy `.npz` (a zip of `.npy` members).
+    Npz,
     Unknown,
 }
 
@@ -28,8 +38,25 @@ impl Format {
             Format::Gguf => "gguf",
             Format::SafetensorsIndex => "safetensors-index",
             Format::Config => "config",
+            Format::PytorchZip => "pytorch-zip",
+            Format::PytorchLegacy => "pytorch-legacy",
+            Format::Pickle => "pickle",
+            Format::Npy => "npy",
+            Format::Npz => "npz",
             Format::Unknown => "unknown",
         }
+    }
+
+    /// The formats read by the pickle-aware reader (`formats::torch`): they may hold code
+    /// that runs when loaded, and get a safety verdict.
+    pub fn is_pickle_family(self) -> bool {
+        matches!(self, Format::PytorchZip | Format::PytorchLegacy | Format::Pickle | Format::Npy | Format::Npz)
+    }
+
+    /// PyTorch checkpoints (`.bin`, `.pt`, `.pth`, `.ckpt`): what a checkpoint folder's
+    /// `pytorch_model*.bin` shards are.
+    pub fn is_torch(self) -> bool {
+        matches!(self, Format::PytorchZip | Format::PytorchLegacy)
     }
 }
 

@@ -1,12 +1,14 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
-//! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek audit SRC… --against DST… [--json]
+//! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
+//! pickle-based checkpoints to safetensors), `tensorpeek audit SRC… --against DST… [--json]
 //! [--first-mismatch]` ([`audit`]) and the hidden benchmarks `bench-values` ([`bench`]) and
 //! `bench-audit` ([`audit::bench`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
 mod audit;
 mod bench;
+mod convert;
 pub mod exit;
 mod inspect;
 mod print;
@@ -19,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "tensorpeek", version, about = "Inspect safetensors and GGUF model files from their headers")]
+#[command(name = "tensorpeek", version, about = "Inspect safetensors, GGUF, PyTorch and pickle model files from their headers")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,6 +82,16 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Convert PyTorch / pickle / numpy files to one safetensors file, without loading them
+    /// (never a file judged dangerous or unreadable; tensor bytes copied as stored).
+    Convert {
+        /// The input files (several: their tensors go into one output).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The safetensors file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -112,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
         Command::BenchAudit { source, against } => audit::bench(&source, &against),
         Command::Sha256 { files } => sha256::run(&files),
+        Command::Convert { files, output } => convert::run(&files, &output),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

@@ -7,6 +7,9 @@ use crate::formats::{Inspection, Verdict};
 use crate::model::architecture::Family;
 use crate::model::checkpoint::CheckpointModel;
 use crate::model::gguf_split::SplitModel;
+use crate::formats::pickle::{GlobalVerdict, Verdict as SafetyVerdict};
+use crate::formats::torch::TorchFile;
+use crate::report::safety_meaning;
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "?".into(), thousands)
@@ -73,8 +76,12 @@ pub fn print_model(m: &CheckpointModel) {
         }
     }
     let r = &m.reconciliation;
+    if let Some(v) = m.safety {
+        println!("  safety            {} (the worst of the shards' verdicts)", v.name().to_uppercase());
+    }
+    let container = if r.container_bytes > 0 { format!(" + {} container bytes (zip records, pickles)", thousands(r.container_bytes)) } else { String::new() };
     println!(
-        "  files             {} bytes = {} tensor bytes + {} header bytes + {} prefix bytes{}",
+        "  files             {} bytes = {} tensor bytes + {} header bytes + {} prefix bytes{container}{}",
         thousands(r.file_bytes),
         thousands(r.tensor_bytes),
         thousands(r.header_bytes),
@@ -149,7 +156,11 @@ pub fn print_model(m: &CheckpointModel) {
 
 pub fn print_file(f: &Inspection, with_tensors: bool) {
     let gguf = f.parsed.gguf();
+    let torch = f.parsed.torch();
     println!("{} — {} ({} bytes, {})", f.name, f.format.name(), thousands(f.size), human_bytes(f.size));
+    if let Some(t) = torch {
+        print_safety(t);
+    }
     if let Some(n) = f.header_len() {
         println!("  header length N   {}", thousands(n));
     }
@@ -180,7 +191,15 @@ pub fn print_file(f: &Inspection, with_tensors: bool) {
     if let Some(g) = gguf {
         print_gguf(g);
     }
-    if with_tensors && !f.tensors().is_empty() {
+    if let Some(t) = torch {
+        println!("  tensor data       {} bytes (shared storages counted once)", thousands(t.data_bytes));
+        if let Some((at, len)) = t.inspection.pickle {
+            println!("  pickle            {} bytes at byte {}, {} opcodes", thousands(len), thousands(at), thousands(t.inspection.opcodes));
+        }
+    }
+    if let (true, Some(t)) = (with_tensors && !f.tensors().is_empty(), torch) {
+        print_torch_tensors(t);
+    } else if with_tensors && !f.tensors().is_empty() {
         let w = f.tensors().iter().map(|t| t.name.chars().count()).max().unwrap_or(4).clamp(4, 60);
         let gg = gguf.is_some();
         let dims_head = if gg { format!(" {:<22}", "ggml dims") } else { String::new() };
@@ -205,6 +224,82 @@ pub fn print_file(f: &Inspection, with_tensors: bool) {
         println!("  - {finding}");
     }
     println!();
+}
+
+/// Width of the safety block's rules.
+const SAFETY_RULE: usize = 72;
+
+/// The safety verdict of a pickle-based file, as a block a person cannot miss, then every
+/// import the pickle would perform.
+fn print_safety(t: &TorchFile) {
+    let s = &t.inspection.safety;
+    let count = |v: GlobalVerdict| s.globals.iter().filter(|g| g.verdict == v).count();
+    let mark = if s.verdict == SafetyVerdict::Safe { '-' } else { '!' };
+    let rule: String = std::iter::repeat_n(mark, SAFETY_RULE).collect();
+    println!("  {rule}");
+    println!("  {mark} SAFETY: {}", s.verdict.name().to_uppercase());
+    let mut line = String::new();
+    for word in safety_meaning(s.verdict).split(' ') {
+        if line.len() + word.len() + 1 > SAFETY_RULE - 4 {
+            println!("  {mark} {line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        println!("  {mark} {line}");
+    }
+    println!(
+        "  {mark} {} import(s): {} dangerous, {} unknown, {} allowed",
+        s.globals.len(),
+        count(GlobalVerdict::Dangerous),
+        count(GlobalVerdict::Unknown),
+        count(GlobalVerdict::Allowed)
+    );
+    println!("  {rule}");
+    if !s.globals.is_empty() {
+        println!("  imports (in opcode order):");
+        for g in &s.globals {
+            let what = match (&g.module, &g.name) {
+                (Some(m), Some(n)) => format!("{m}.{n}"),
+                _ => "(computed at run time)".to_string(),
+            };
+            let verdict = match g.verdict {
+                GlobalVerdict::Dangerous => "DANGEROUS",
+                GlobalVerdict::Unknown => "unknown",
+                GlobalVerdict::Allowed => "allowed",
+            };
+            let member = g.member.as_deref().map_or_else(String::new, |m| format!(" in {m}"));
+            println!("    {verdict:<9}  {what}  ({} at byte {}{member}): {}", g.opcode, thousands(g.offset), g.why);
+        }
+    }
+}
+
+/// The inventory of a pickle-based file: with strides, storages and contiguity.
+fn print_torch_tensors(t: &TorchFile) {
+    let w = t.entries.iter().map(|e| e.name.chars().count()).max().unwrap_or(4).clamp(4, 60);
+    println!(
+        "  {:<w$}  {:<10} {:<18} {:<18} {:>14} {:>14}  {:<12} {:>8}  contiguous",
+        "name", "dtype", "shape", "stride", "bytes", "abs offset", "storage", "st. off."
+    );
+    for (e, l) in t.entries.iter().zip(&t.inspection.tensors) {
+        println!(
+            "  {:<w$}  {:<10} {:<18} {:<18} {:>14} {:>14}  {:<12} {:>8}  {}{}",
+            e.name,
+            e.dtype,
+            shape(&e.shape),
+            shape(&l.stride),
+            e.bytes.map_or_else(|| "?".into(), thousands),
+            e.abs_start.map_or_else(|| "?".into(), thousands),
+            l.storage,
+            thousands(l.storage_offset),
+            if l.contiguous { "yes" } else { "no (a view)" },
+            if l.shares_storage_with.is_empty() { String::new() } else { format!(", shares its storage with {}", l.shares_storage_with.join(", ")) }
+        );
+    }
 }
 
 fn opt_s<T: ToString>(v: Option<T>) -> String {

@@ -4,7 +4,9 @@ use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use crate::error::{Code, Severity};
 use crate::fmt::{human_bytes, shape, thousands};
 use crate::report::{FileReport, Report};
+use crate::source::scan::scan_strided;
 use crate::source::{self, file::FileSource, scan_tensor, SCAN_CHUNK_BYTES};
+use crate::values::StridedView;
 use crate::stats::Stats;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -39,10 +41,24 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
     let Some(entry) = inspection.tensors().get(idx).cloned() else {
         return ExitCode::from(EXIT_USAGE);
     };
+    // a view of a pickle-based file's storage (a transpose, a stepped slice, Fortran order)
+    let strided = inspection
+        .parsed
+        .torch()
+        .and_then(|t| t.layout(idx))
+        .filter(|l| !l.contiguous)
+        .map(|l| StridedView { stride: l.stride.clone(), element_size: l.element_size });
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = Instant::now();
-    let result = pollster::block_on(scan_tensor(&src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
+    let mut bytes_read = entry.bytes.unwrap_or(0);
+    let result = if let Some(view) = &strided {
+        pollster::block_on(scan_strided(&src, &entry, view, true, |_, _| true)).map(|(s, n)| {
+            bytes_read = n;
+            s
+        })
+    } else {
+        pollster::block_on(scan_tensor(&src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
         if show_progress && (last.elapsed().as_millis() >= 200 || done == total) {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -55,7 +71,8 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
             let _ = std::io::stderr().flush();
         }
         true
-    }));
+        }))
+    };
     if show_progress {
         eprintln!();
     }
@@ -89,7 +106,7 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
         );
         if let Some(s) = stats.get(&idx) {
             print_stats(s, &entry.shape);
-            let bytes = entry.bytes.unwrap_or(0);
+            let bytes = bytes_read;
             println!(
                 "  read {} in {:.2} s ({:.2} GB/s)",
                 human_bytes(bytes),

@@ -13,12 +13,13 @@ pub(super) const KVALUES_MXFP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, 
 
 /// Runs a fixed-size block decoder over every whole block.
 #[inline(always)]
-pub(super) fn blocks<const B: usize, const V: usize>(bytes: &[u8], out: &mut Vec<f64>, f: fn(&[u8; B], &mut [f32; V])) {
+pub(super) fn blocks<const B: usize, const V: usize, E: super::Value>(bytes: &[u8], out: &mut Vec<E>, f: fn(&[u8; B], &mut [f32; V])) {
     let mut y = [0f32; V];
+    out.reserve(bytes.len() / B * V);
     for c in bytes.chunks_exact(B) {
         if let Ok(b) = <&[u8; B]>::try_from(c) {
             f(b, &mut y);
-            out.extend(y.iter().map(|&v| f64::from(v)));
+            out.extend(y.iter().map(|&v| E::from_f32(v)));
         }
     }
 }

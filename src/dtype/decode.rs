@@ -29,6 +29,7 @@
 //! C64 (complex64: f32 real, f32 imaginary) is decoded as magnitudes `|re + i·im|`
 //! computed in f64 ([`Codec::note`] says so for the page and the report).
 
+use super::Value;
 use super::quant::{self, QuantKind};
 use super::{Dtype, TensorDtype};
 
@@ -267,38 +268,45 @@ impl Codec {
         }
     }
 
-    /// Decodes `bytes` (a whole number of units), appending to `out`.
-    pub fn decode(&self, bytes: &[u8], out: &mut Vec<f64>) {
+    /// Whether every value of the type is an f32, so that decoding into f32 loses nothing
+    /// (see [`Value`]).
+    pub fn exact_in_f32(&self) -> bool {
+        !matches!(self, Codec::U32 | Codec::I32 | Codec::U64 | Codec::I64 | Codec::F64 | Codec::C64)
+    }
+
+    /// Decodes `bytes` (a whole number of units), appending to `out` (f64, or f32 when
+    /// [`exact_in_f32`](Self::exact_in_f32); other types round to f32 there).
+    pub fn decode<E: Value>(&self, bytes: &[u8], out: &mut Vec<E>) {
+        let f = E::from_f32;
+        let d = E::from_f64;
         match self {
-            Codec::Bool => out.extend(bytes.iter().map(|&b| f64::from(u8::from(b != 0)))),
-            Codec::U8 => out.extend(bytes.iter().map(|&b| f64::from(b))),
-            Codec::I8 => out.extend(bytes.iter().map(|&b| f64::from(b as i8))),
-            Codec::U16 => out.extend(le::<2>(bytes).map(|a| f64::from(u16::from_le_bytes(a)))),
-            Codec::I16 => out.extend(le::<2>(bytes).map(|a| f64::from(i16::from_le_bytes(a)))),
-            Codec::U32 => out.extend(le::<4>(bytes).map(|a| f64::from(u32::from_le_bytes(a)))),
-            Codec::I32 => out.extend(le::<4>(bytes).map(|a| f64::from(i32::from_le_bytes(a)))),
+            Codec::Bool => out.extend(bytes.iter().map(|&b| f(f32::from(u8::from(b != 0))))),
+            Codec::U8 => out.extend(bytes.iter().map(|&b| f(f32::from(b)))),
+            Codec::I8 => out.extend(bytes.iter().map(|&b| f(f32::from(b as i8)))),
+            Codec::U16 => out.extend(le::<2>(bytes).map(|a| f(f32::from(u16::from_le_bytes(a))))),
+            Codec::I16 => out.extend(le::<2>(bytes).map(|a| f(f32::from(i16::from_le_bytes(a))))),
+            Codec::U32 => out.extend(le::<4>(bytes).map(|a| d(f64::from(u32::from_le_bytes(a))))),
+            Codec::I32 => out.extend(le::<4>(bytes).map(|a| d(f64::from(i32::from_le_bytes(a))))),
             // Rounds to the nearest f64 above 2^53, as numpy's astype(float64) does.
-            Codec::U64 => out.extend(le::<8>(bytes).map(|a| u64::from_le_bytes(a) as f64)),
-            Codec::I64 => out.extend(le::<8>(bytes).map(|a| i64::from_le_bytes(a) as f64)),
-            Codec::F16 => out.extend(le::<2>(bytes).map(|a| half::f16::from_le_bytes(a).to_f64())),
-            Codec::Bf16 => out.extend(
-                le::<2>(bytes).map(|a| f64::from(f32::from_bits(u32::from(u16::from_le_bytes(a)) << 16))),
-            ),
-            Codec::F32 => out.extend(le::<4>(bytes).map(|a| f64::from(f32::from_le_bytes(a)))),
-            Codec::F64 => out.extend(le::<8>(bytes).map(f64::from_le_bytes)),
+            Codec::U64 => out.extend(le::<8>(bytes).map(|a| d(u64::from_le_bytes(a) as f64))),
+            Codec::I64 => out.extend(le::<8>(bytes).map(|a| d(i64::from_le_bytes(a) as f64))),
+            Codec::F16 => out.extend(le::<2>(bytes).map(|a| f(half::f16::from_le_bytes(a).to_f32()))),
+            Codec::Bf16 => out.extend(le::<2>(bytes).map(|a| f(f32::from_bits(u32::from(u16::from_le_bytes(a)) << 16)))),
+            Codec::F32 => out.extend(le::<4>(bytes).map(|a| f(f32::from_le_bytes(a)))),
+            Codec::F64 => out.extend(le::<8>(bytes).map(|a| d(f64::from_le_bytes(a)))),
             Codec::C64 => out.extend(le::<8>(bytes).map(|a| {
                 let [r0, r1, r2, r3, i0, i1, i2, i3] = a;
                 let re = f64::from(f32::from_le_bytes([r0, r1, r2, r3]));
                 let im = f64::from(f32::from_le_bytes([i0, i1, i2, i3]));
-                re.hypot(im)
+                d(re.hypot(im))
             })),
-            Codec::Lut8(t, _) => out.extend(bytes.iter().map(|&b| t.get(usize::from(b)).copied().unwrap_or(f64::NAN))),
+            Codec::Lut8(t, _) => out.extend(bytes.iter().map(|&b| d(t.get(usize::from(b)).copied().unwrap_or(f64::NAN)))),
             Codec::Lut4x2(t, _) => {
                 for &b in bytes {
                     let lo = t.get(usize::from(b & 0x0F)).copied().unwrap_or(f64::NAN);
                     let hi = t.get(usize::from(b >> 4)).copied().unwrap_or(f64::NAN);
-                    out.push(lo);
-                    out.push(hi);
+                    out.push(d(lo));
+                    out.push(d(hi));
                 }
             }
             Codec::Lut6x4(t, _) => {
@@ -306,7 +314,7 @@ impl Codec {
                     let w = u32::from(b0) | u32::from(b1) << 8 | u32::from(b2) << 16;
                     for j in 0..4 {
                         let code = ((w >> (6 * j)) & 0x3F) as usize;
-                        out.push(t.get(code).copied().unwrap_or(f64::NAN));
+                        out.push(d(t.get(code).copied().unwrap_or(f64::NAN)));
                     }
                 }
             }
@@ -316,23 +324,34 @@ impl Codec {
 }
 
 /// Fixed-size little-endian groups of a byte slice (a trailing partial group is ignored;
-/// callers pass whole units).
-fn le<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-    bytes.chunks_exact(N).filter_map(|c| <[u8; N]>::try_from(c).ok())
+/// callers pass whole units). An exact-size iterator, so that `extend` reserves once and
+/// writes without a capacity check per value.
+fn le<const N: usize>(bytes: &[u8]) -> impl ExactSizeIterator<Item = [u8; N]> + '_ {
+    // `try_from` cannot fail on a chunk of exactly N bytes.
+    bytes.chunks_exact(N).map(|c| <[u8; N]>::try_from(c).unwrap_or([0; N]))
 }
 
 /// Streaming decoder: feed the tensor's bytes in chunks of any size; whole units are
 /// decoded into batches of at most [`DECODE_BATCH_VALUES`] values handed to `sink`. A unit
 /// split by a chunk boundary waits in a small carry buffer.
-pub struct ValueDecoder {
+pub struct ValueDecoder<E: Value = f64> {
     codec: Codec,
     carry: Vec<u8>,
-    buf: Vec<f64>,
+    buf: Vec<E>,
     units_per_batch: usize,
 }
 
-impl ValueDecoder {
+impl ValueDecoder<f64> {
+    /// A decoder into f64 values.
     pub fn new(codec: Codec) -> Self {
+        Self::typed(codec)
+    }
+}
+
+impl<E: Value> ValueDecoder<E> {
+    /// A decoder into `E` values (f32 only for a codec that is
+    /// [`exact_in_f32`](Codec::exact_in_f32)).
+    pub fn typed(codec: Codec) -> Self {
         let units_per_batch = (DECODE_BATCH_VALUES / codec.unit_values()).max(1);
         let carry = Vec::with_capacity(codec.unit_bytes());
         ValueDecoder {
@@ -351,7 +370,7 @@ impl ValueDecoder {
     /// [`batch_values`](Self::batch_values) values, so the batches (and any statistic
     /// computed batch by batch) do not depend on how the bytes were chunked; call
     /// [`finish`](Self::finish) for the last, partial batch.
-    pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&[f64])) {
+    pub fn feed(&mut self, mut bytes: &[u8], mut sink: impl FnMut(&[E])) {
         let unit = self.codec.unit_bytes();
         let per_unit = self.codec.unit_values();
         let batch = self.units_per_batch * per_unit;
@@ -385,7 +404,7 @@ impl ValueDecoder {
     }
 
     /// Hands out the last, partial batch.
-    pub fn finish(&mut self, mut sink: impl FnMut(&[f64])) {
+    pub fn finish(&mut self, mut sink: impl FnMut(&[E])) {
         if !self.buf.is_empty() {
             sink(&self.buf);
             self.buf.clear();

@@ -184,23 +184,23 @@ impl ExtKind {
 
     /// Dequantizes whole blocks of `bytes` (a trailing partial block is ignored), appending
     /// to `out`.
-    pub fn decode(self, bytes: &[u8], out: &mut Vec<f64>) {
+    pub fn decode<E: super::Value>(self, bytes: &[u8], out: &mut Vec<E>) {
         match self {
-            ExtKind::IQ2_XXS => blocks::<IQ2_XXS_BYTES, QK_K>(bytes, out, iq2_xxs),
-            ExtKind::IQ2_XS => blocks::<IQ2_XS_BYTES, QK_K>(bytes, out, iq2_xs),
-            ExtKind::IQ2_S => blocks::<IQ2_S_BYTES, QK_K>(bytes, out, iq2_s),
-            ExtKind::IQ3_XXS => blocks::<IQ3_XXS_BYTES, QK_K>(bytes, out, iq3_xxs),
-            ExtKind::IQ3_S => blocks::<IQ3_S_BYTES, QK_K>(bytes, out, iq3_s),
-            ExtKind::IQ1_S => blocks::<IQ1_S_BYTES, QK_K>(bytes, out, iq1_s),
-            ExtKind::IQ1_M => blocks::<IQ1_M_BYTES, QK_K>(bytes, out, iq1_m),
-            ExtKind::IQ4_NL => blocks::<IQ4_NL_BYTES, QK4_NL>(bytes, out, iq4_nl),
-            ExtKind::IQ4_XS => blocks::<IQ4_XS_BYTES, QK_K>(bytes, out, iq4_xs),
-            ExtKind::TQ1_0 => blocks::<TQ1_0_BYTES, QK_K>(bytes, out, tq1_0),
-            ExtKind::TQ2_0 => blocks::<TQ2_0_BYTES, QK_K>(bytes, out, tq2_0),
-            ExtKind::NVFP4 => blocks::<NVFP4_BYTES, QK_NVFP4>(bytes, out, nvfp4),
-            ExtKind::Q1_0 => blocks::<Q1_0_BYTES, QK1_0>(bytes, out, q1_0),
-            ExtKind::Q2_0 => blocks::<Q2_0_BYTES, QK2_0>(bytes, out, q2_0),
-            ExtKind::Q8_1 => blocks::<Q8_1_BYTES, QK8_1>(bytes, out, q8_1),
+            ExtKind::IQ2_XXS => blocks::<IQ2_XXS_BYTES, QK_K, E>(bytes, out, iq2_xxs),
+            ExtKind::IQ2_XS => blocks::<IQ2_XS_BYTES, QK_K, E>(bytes, out, iq2_xs),
+            ExtKind::IQ2_S => blocks::<IQ2_S_BYTES, QK_K, E>(bytes, out, iq2_s),
+            ExtKind::IQ3_XXS => blocks::<IQ3_XXS_BYTES, QK_K, E>(bytes, out, iq3_xxs),
+            ExtKind::IQ3_S => blocks::<IQ3_S_BYTES, QK_K, E>(bytes, out, iq3_s),
+            ExtKind::IQ1_S => blocks::<IQ1_S_BYTES, QK_K, E>(bytes, out, iq1_s),
+            ExtKind::IQ1_M => blocks::<IQ1_M_BYTES, QK_K, E>(bytes, out, iq1_m),
+            ExtKind::IQ4_NL => blocks::<IQ4_NL_BYTES, QK4_NL, E>(bytes, out, iq4_nl),
+            ExtKind::IQ4_XS => blocks::<IQ4_XS_BYTES, QK_K, E>(bytes, out, iq4_xs),
+            ExtKind::TQ1_0 => blocks::<TQ1_0_BYTES, QK_K, E>(bytes, out, tq1_0),
+            ExtKind::TQ2_0 => blocks::<TQ2_0_BYTES, QK_K, E>(bytes, out, tq2_0),
+            ExtKind::NVFP4 => blocks::<NVFP4_BYTES, QK_NVFP4, E>(bytes, out, nvfp4),
+            ExtKind::Q1_0 => blocks::<Q1_0_BYTES, QK1_0, E>(bytes, out, q1_0),
+            ExtKind::Q2_0 => blocks::<Q2_0_BYTES, QK2_0, E>(bytes, out, q2_0),
+            ExtKind::Q8_1 => blocks::<Q8_1_BYTES, QK8_1, E>(bytes, out, q8_1),
         }
     }
 }

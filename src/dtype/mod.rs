@@ -17,6 +17,63 @@ use ggml::GgmlType;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 
+/// The type decoded values are written as: f32 where every value of the element type is
+/// an f32 ([`decode::Codec::exact_in_f32`]: F32, F16, BF16, the F8/F6/F4 types, the small
+/// integers, every ggml block type — ggml dequantizes in f32), f64 otherwise (F64, the
+/// 32/64-bit integers, C64 magnitudes). Statistics widen each value to f64 before any
+/// arithmetic, so both give the same results; f32 halves the memory traffic.
+pub trait Value: Copy + 'static {
+    /// Whether sums of these values need compensation: f64 values can differ by 2^2000,
+    /// f32 values widened to f64 sum with an error far below their own precision.
+    const COMPENSATE: bool;
+    fn from_f32(v: f32) -> Self;
+    /// The values as f32, when they are.
+    fn as_f32(values: &[Self]) -> Option<&[f32]>;
+    /// Rounds to the nearest f32 for f32 (exact for the values of the f32-exact types).
+    fn from_f64(v: f64) -> Self;
+    fn wide(self) -> f64;
+}
+
+impl Value for f32 {
+    const COMPENSATE: bool = false;
+    #[inline(always)]
+    fn as_f32(values: &[Self]) -> Option<&[f32]> {
+        Some(values)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Value for f64 {
+    const COMPENSATE: bool = true;
+    #[inline(always)]
+    fn as_f32(_: &[Self]) -> Option<&[f32]> {
+        None
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        f64::from(v)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
+    }
+}
+
 /// A tensor's element type, typed: a safetensors dtype (also what PyTorch files are
 /// described in), a ggml type id (GGUF; unknown ids are kept so that they can be named), or
 /// a name no format defines (kept as read, for the finding and the table).

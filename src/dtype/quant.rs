@@ -147,20 +147,20 @@ impl QuantKind {
 
     /// Dequantizes whole blocks of `bytes` (a trailing partial block is ignored), appending
     /// to `out`.
-    pub fn decode(self, bytes: &[u8], out: &mut Vec<f64>) {
+    pub fn decode<E: super::Value>(self, bytes: &[u8], out: &mut Vec<E>) {
         match self {
-            QuantKind::Q4_0 => blocks::<Q4_0_BYTES, QK_LEGACY>(bytes, out, q4_0),
-            QuantKind::Q4_1 => blocks::<Q4_1_BYTES, QK_LEGACY>(bytes, out, q4_1),
-            QuantKind::Q5_0 => blocks::<Q5_0_BYTES, QK_LEGACY>(bytes, out, q5_0),
-            QuantKind::Q5_1 => blocks::<Q5_1_BYTES, QK_LEGACY>(bytes, out, q5_1),
-            QuantKind::Q8_0 => blocks::<Q8_0_BYTES, QK_LEGACY>(bytes, out, q8_0),
-            QuantKind::Q2_K => blocks::<Q2_K_BYTES, QK_K>(bytes, out, q2_k),
-            QuantKind::Q3_K => blocks::<Q3_K_BYTES, QK_K>(bytes, out, q3_k),
-            QuantKind::Q4_K => blocks::<Q4_K_BYTES, QK_K>(bytes, out, q4_k),
-            QuantKind::Q5_K => blocks::<Q5_K_BYTES, QK_K>(bytes, out, q5_k),
-            QuantKind::Q6_K => blocks::<Q6_K_BYTES, QK_K>(bytes, out, q6_k),
-            QuantKind::Q8_K => blocks::<Q8_K_BYTES, QK_K>(bytes, out, q8_k),
-            QuantKind::MXFP4 => blocks::<MXFP4_BYTES, QK_MXFP4>(bytes, out, mxfp4),
+            QuantKind::Q4_0 => blocks::<Q4_0_BYTES, QK_LEGACY, E>(bytes, out, q4_0),
+            QuantKind::Q4_1 => blocks::<Q4_1_BYTES, QK_LEGACY, E>(bytes, out, q4_1),
+            QuantKind::Q5_0 => blocks::<Q5_0_BYTES, QK_LEGACY, E>(bytes, out, q5_0),
+            QuantKind::Q5_1 => blocks::<Q5_1_BYTES, QK_LEGACY, E>(bytes, out, q5_1),
+            QuantKind::Q8_0 => blocks::<Q8_0_BYTES, QK_LEGACY, E>(bytes, out, q8_0),
+            QuantKind::Q2_K => blocks::<Q2_K_BYTES, QK_K, E>(bytes, out, q2_k),
+            QuantKind::Q3_K => blocks::<Q3_K_BYTES, QK_K, E>(bytes, out, q3_k),
+            QuantKind::Q4_K => blocks::<Q4_K_BYTES, QK_K, E>(bytes, out, q4_k),
+            QuantKind::Q5_K => blocks::<Q5_K_BYTES, QK_K, E>(bytes, out, q5_k),
+            QuantKind::Q6_K => blocks::<Q6_K_BYTES, QK_K, E>(bytes, out, q6_k),
+            QuantKind::Q8_K => blocks::<Q8_K_BYTES, QK_K, E>(bytes, out, q8_k),
+            QuantKind::MXFP4 => blocks::<MXFP4_BYTES, QK_MXFP4, E>(bytes, out, mxfp4),
             QuantKind::Ext(k) => k.decode(bytes, out),
         }
     }
@@ -385,7 +385,7 @@ mod tests {
         // d = 0.5 (f16 0x3800); qs[0] = 0x9F: element 0 = (15-8)*0.5, element 16 = (9-8)*0.5.
         let mut b = vec![0x00, 0x38, 0x9F];
         b.extend([0x88; 15]);
-        let mut out = Vec::new();
+        let mut out: Vec<f64> = Vec::new();
         QuantKind::Q4_0.decode(&b, &mut out);
         assert_eq!(out.len(), 32);
         assert_eq!(out[0], 3.5);

@@ -281,7 +281,7 @@ mod tests {
         // amax 127 → d = 1: every integer value is stored exactly.
         let x: [f32; 32] = std::array::from_fn(|i| i as f32 * 4.0 - 63.0 + if i == 31 { 66.0 } else { 0.0 });
         let b = quantize_q8_0(&x);
-        let mut back = Vec::new();
+        let mut back: Vec<f64> = Vec::new();
         QuantKind::Q8_0.decode(&b, &mut back);
         for (a, v) in back.iter().zip(x) {
             assert_eq!(*a as f32, v);

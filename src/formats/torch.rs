@@ -24,8 +24,8 @@
 //! (fewer bytes than asked) ends the parse with a `ReadFailed` finding. [`parse_all`] is
 //! the synchronous driver over an in-memory file; it counts the bytes it served.
 //!
-//! What is read: a torch zip — the last 1 KiB (the whole 64 KiB comment window only when
-//! the end-of-central-directory record is not in it), the central directory, the
+//! What is read: a torch zip — its first local header, the last 42 bytes (the whole 64 KiB
+//! comment window only when the end-of-central-directory record is not in them), the central directory, the
 //! `data.pkl` local header and bytes, and each storage member's local header (30 bytes +
 //! its name), never tensor data. A legacy file — its pickles from the start, then the
 //! 8-byte element count in front of each storage. A plain pickle — up to its STOP. An
@@ -36,15 +36,17 @@ use crate::formats::npy;
 use crate::formats::pickle::eval::{self, Context, End, GlobalRef, StorageRef, Value, Walk};
 use crate::formats::pickle::safety::{GlobalVerdict, Verdict};
 use crate::formats::zip;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
-/// The first read: enough to tell the containers apart and, for a torch zip, to hold the
-/// `data.pkl` local header that torch writes at offset 0.
-pub const HEAD_LEN: u64 = 4096;
-/// The first read at the end of a zip: the EOCD of a zip without a long comment, and the
-/// Zip64 locator before it.
-pub const TAIL_LEN: u64 = 1024;
+/// The first read: a zip member's fixed local header, enough to tell the containers apart
+/// (a zip's first member name follows it, read next — so that no byte past `data.pkl`'s
+/// start, where a small file's tensor data may already lie, is read for the inventory).
+pub const HEAD_LEN: u64 = zip::LOCAL_HEADER_LEN;
+/// The first read at the end of a zip: the end-of-central-directory record of a zip without
+/// a comment (torch writes none) and the Zip64 locator right before it — no more, so that
+/// a small file's last storage, just before the directory, is not read.
+pub const TAIL_LEN: u64 = zip::EOCD_LEN + zip::ZIP64_LOCATOR_LEN;
 /// Smallest extra read while a pickle of unknown length is walked from the start.
 pub const PICKLE_CHUNK: u64 = 64 << 10;
 /// Largest pickle we walk (`data.pkl`, a legacy main pickle, a plain pickle, a nested
@@ -58,7 +60,7 @@ pub const LEGACY_MAGIC: i128 = 0x1950_a86a_20f9_469c_fc6c;
 pub const LEGACY_COUNT_LEN: u64 = 8;
 
 /// Which container a file is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Container {
     #[serde(rename = "pytorch-zip")]
     PytorchZip,
@@ -89,14 +91,14 @@ impl Container {
 }
 
 /// The report's `safety` object.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Safety {
     pub verdict: Verdict,
     pub globals: Vec<GlobalRef>,
 }
 
 /// One tensor of the inventory.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tensor {
     /// Key path (`state_dict.layer.weight`); `""` for a file that is one tensor (`.npy`,
     /// `torch.save(tensor)`); an `.npz` member's name without `.npy`.
@@ -127,7 +129,7 @@ pub struct Tensor {
 }
 
 /// Everything learned about one file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Inspection {
     pub format: Container,
     pub size: u64,
@@ -260,6 +262,8 @@ pub struct Reader {
     bytes_read: u64,
     short_read: Option<(u64, u64, u64)>,
     asked: Option<Need>,
+    /// Ranges known to be needed after `asked` (see [`Reader::take_also_needed`]).
+    also: Vec<Need>,
     /// Memoized walks by absolute start offset (only finished ones: STOP, failure, or out
     /// of data at the end of the file).
     walks: HashMap<u64, Walk>,
@@ -274,6 +278,7 @@ impl Reader {
             bytes_read: 0,
             short_read: None,
             asked: None,
+            also: Vec::new(),
             walks: HashMap::new(),
             directory: None,
         }
@@ -290,8 +295,17 @@ impl Reader {
         self.cache.insert(start, bytes);
     }
 
+    /// Ranges the parse will need after the one [`Reader::step`] just asked for, already
+    /// known (a torch zip's storage local headers, 30 bytes + name each): a driver may read
+    /// them in the same round, so that a file of n storages takes a few rounds, not n.
+    /// Supplying them is optional; each is asked for again later if it is not.
+    pub fn take_also_needed(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.also).into_iter().map(|n| (n.start, n.len)).collect()
+    }
+
     /// Advances the parse: the next range needed, or the result.
     pub fn step(&mut self) -> Next {
+        self.also.clear();
         if let Some((start, want, got)) = self.short_read {
             let mut i = self.empty(Container::Unknown);
             i.findings.push(
@@ -362,7 +376,13 @@ impl Reader {
             return Ok(i);
         }
         let head = self.get(0, HEAD_LEN)?.to_vec();
-        if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        if head.starts_with(b"PK\x03\x04") {
+            // the first member's name too (its length is the u16 at 26)
+            let name_len = head.get(26..28).map_or(0, |b| u64::from(u16::from_le_bytes([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)])));
+            let head = self.get(0, HEAD_LEN + name_len)?.to_vec();
+            return self.run_zip(&head);
+        }
+        if head.starts_with(b"PK\x05\x06") {
             return self.run_zip(&head);
         }
         if head.starts_with(npy::MAGIC) {
@@ -837,6 +857,19 @@ impl Reader {
         let prefix = pkl.name.strip_suffix("data.pkl").unwrap_or("").to_string();
         let by_name: HashMap<&str, &zip::Entry> =
             entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        // every storage's local header in one round (see `take_also_needed`)
+        let headers: Vec<Need> = storages
+            .iter()
+            .filter_map(|s| by_name.get(format!("{prefix}data/{}", s.key).as_str()).copied())
+            .filter(|e| e.method == 0)
+            .map(|e| (e.header_offset, zip::LOCAL_HEADER_LEN + e.name.len() as u64))
+            .filter(|&(at, want)| at.saturating_add(want) <= self.file_len && self.cache.get(at, want).is_none())
+            .map(|(at, want)| self.cache.missing(at, want))
+            .collect();
+        if let Some((first, rest)) = headers.split_first() {
+            self.also = rest.to_vec();
+            return Err(*first);
+        }
         let mut places: HashMap<String, StoragePlace> = HashMap::new();
         for s in &storages {
             let name = format!("{prefix}data/{}", s.key);
@@ -1428,11 +1461,14 @@ pub fn parse_all(bytes: &[u8]) -> (Inspection, u64) {
     loop {
         match r.step() {
             Next::NeedRange { start, len } => {
-                let s = usize::try_from(start).unwrap_or(usize::MAX);
-                let e = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
-                let chunk = bytes.get(s..e.min(bytes.len())).unwrap_or(&[]).to_vec();
-                served = served.saturating_add(chunk.len() as u64);
-                r.supply(start, chunk);
+                let also = r.take_also_needed();
+                for (start, len) in std::iter::once((start, len)).chain(also) {
+                    let s = usize::try_from(start).unwrap_or(usize::MAX);
+                    let e = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
+                    let chunk = bytes.get(s..e.min(bytes.len())).unwrap_or(&[]).to_vec();
+                    served = served.saturating_add(chunk.len() as u64);
+                    r.supply(start, chunk);
+                }
             }
             Next::Done(i) => return (*i, served),
         }
@@ -1440,6 +1476,9 @@ pub fn parse_all(bytes: &[u8]) -> (Inspection, u64) {
 }
 
 pub mod convert;
+pub mod file;
+
+pub use file::TorchFile;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,9 @@
-//! Whole checkpoints: several safetensors shards plus their small JSON companions
-//! (`model.safetensors.index.json`, `config.json`, `generation_config.json`,
-//! `tokenizer.json`, `tokenizer_config.json`) merged into one model.
+//! Whole checkpoints: several safetensors shards — or PyTorch `pytorch_model*.bin` shards —
+//! plus their small JSON companions (`model.safetensors.index.json` /
+//! `pytorch_model.bin.index.json`, `config.json`, `generation_config.json`,
+//! `tokenizer.json`, `tokenizer_config.json`) merged into one model. A folder holding both
+//! families (many repositories ship both) merges the safetensors shards, as loaders prefer
+//! them; the `.bin` files are still inspected on their own.
 //!
 //! Everything here is pure (no I/O): the caller inspects the shards' headers, reads the
 //! small JSON files whole (those `files::classify` marks with `Kind::read_whole`) and calls
@@ -12,6 +15,7 @@ use super::architecture::{self, Architecture, InventoryCheck, Present};
 use super::companions::{self, IndexSummary};
 use super::files::{base_name, companion_kind, Kind, MAX_COMPANION_BYTES};
 use crate::error::{clip, keep_bounded, Code, Finding, Severity};
+use crate::formats::pickle::Verdict as SafetyVerdict;
 use crate::formats::{safetensors, Inspection};
 use crate::vocab::{Format, TensorEntry, Totals, TokenizerSummary};
 use serde::Serialize;
@@ -24,6 +28,65 @@ pub const SHARD_PREFIX_BYTES: u64 = safetensors::LEN_PREFIX;
 pub const MAX_NAMES_LISTED: usize = 5;
 /// Largest `generation_config.json` kept verbatim in the report (real ones are < 1 KB).
 pub const MAX_GENERATION_CONFIG_BYTES: usize = 64 * 1024;
+
+/// Which kind of shards a checkpoint is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardFamily {
+    /// `*.safetensors` shards, `model.safetensors.index.json`.
+    Safetensors,
+    /// PyTorch `pytorch_model*.bin` shards (zip or legacy), `pytorch_model.bin.index.json`.
+    Torch,
+}
+
+impl ShardFamily {
+    /// The shard file name ending.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ShardFamily::Safetensors => ".safetensors",
+            ShardFamily::Torch => ".bin",
+        }
+    }
+
+    /// The index file transformers writes for this family.
+    pub fn index_name(self) -> &'static str {
+        match self {
+            ShardFamily::Safetensors => "model.safetensors.index.json",
+            ShardFamily::Torch => "pytorch_model.bin.index.json",
+        }
+    }
+
+    /// The report's `model.format`.
+    pub fn model_format(self) -> &'static str {
+        match self {
+            ShardFamily::Safetensors => "safetensors-checkpoint",
+            ShardFamily::Torch => "pytorch-checkpoint",
+        }
+    }
+
+    /// The family of a set of files: safetensors when any file is one (loaders prefer
+    /// them), else PyTorch when a PyTorch file is named as a shard or an index of `.bin`
+    /// shards is given, else safetensors.
+    pub fn of(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> ShardFamily {
+        if files.iter().any(|f| f.format == Format::Safetensors) {
+            return ShardFamily::Safetensors;
+        }
+        let torch_files = files.iter().filter(|f| f.format.is_torch());
+        let bin_index = companions.iter().any(|(n, _)| base_name(n).to_ascii_lowercase().ends_with(".bin.index.json"));
+        if torch_files.clone().any(|f| is_torch_shard_name(&f.name)) || (bin_index && torch_files.count() > 0) {
+            ShardFamily::Torch
+        } else {
+            ShardFamily::Safetensors
+        }
+    }
+}
+
+/// Whether a PyTorch file is named as a checkpoint shard (`pytorch_model.bin`,
+/// `pytorch_model-00001-of-00002.bin`, any `…-0000k-of-0000n.bin`); others in a folder
+/// (`optimizer.pt`, `training_args.bin`, `rng_state.pth`) are files of their own.
+pub fn is_torch_shard_name(name: &str) -> bool {
+    let base = base_name(name).to_ascii_lowercase();
+    (base.starts_with("pytorch_model") && base.ends_with(".bin")) || series(&base, ".bin").is_some()
+}
 
 /// One tensor of the merged model: the file's entry plus the shard it is in.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -61,6 +124,9 @@ pub struct Reconciliation {
     pub header_bytes: u64,
     /// 8 per shard.
     pub prefix_bytes: u64,
+    /// PyTorch shards: what is not tensor data (zip records, the pickle), each shard's size
+    /// minus its tensor data counted once (tensors sharing a storage).
+    pub container_bytes: u64,
     pub headers_and_prefixes: u64,
     /// file_bytes − tensor_bytes − headers_and_prefixes (0 when the files hold nothing else).
     pub unaccounted_bytes: i64,
@@ -80,7 +146,12 @@ pub struct CompanionInfo {
 /// The merged view of a checkpoint (the report's `model` section, docs/report.md).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckpointModel {
+    /// `safetensors-checkpoint` or `pytorch-checkpoint`.
     pub format: &'static str,
+    /// PyTorch shards: the worst of their safety verdicts (dangerous, error, suspicious,
+    /// safe), so that one dangerous shard marks the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetyVerdict>,
     /// False when the merged model has errors (each shard's own findings are in its file
     /// entry; see also [`CheckpointModel::ok_with`]).
     pub ok: bool,
@@ -123,11 +194,24 @@ pub fn wants_model(safetensors_files: usize, recognised_companions: usize) -> bo
 /// Builds the merged model from the inspected files (safetensors shards; other formats
 /// are ignored) and the companions' names and whole bytes. Pure: no I/O.
 pub fn build_model(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> CheckpointModel {
+    let family = ShardFamily::of(files, companions);
     let mut findings: Vec<Finding> = Vec::new();
-    let mut comp = read_companions(companions, &mut findings);
-    let mut shards = collect_shards(files, &mut findings);
-    let missing = check_index(comp.index.as_mut(), &mut shards, &mut findings);
-    let missing_shards = check_series(&shards, missing.shards, &mut findings);
+    let mut comp = read_companions(companions, family, &mut findings);
+    let listed: BTreeSet<&str> = comp.index.iter().flat_map(|i| i.weight_map.iter().map(|(_, s)| s.as_str())).collect();
+    let shard_files: Vec<&Inspection> = files
+        .iter()
+        .copied()
+        .filter(|f| match family {
+            ShardFamily::Safetensors => f.format == Format::Safetensors,
+            ShardFamily::Torch => f.format.is_torch() && (is_torch_shard_name(&f.name) || listed.contains(base_name(&f.name))),
+        })
+        .collect();
+    let safety = (family == ShardFamily::Torch)
+        .then(|| shard_files.iter().filter_map(|f| f.parsed.torch()).map(|t| t.inspection.safety.verdict).max_by_key(|v| safety_rank(*v)))
+        .flatten();
+    let mut shards = collect_shards(&shard_files, &mut findings);
+    let missing = check_index(comp.index.as_mut(), &mut shards, family, &mut findings);
+    let missing_shards = check_series(&shards, missing.shards, family, &mut findings);
     let (architecture, inventory) = match &comp.config {
         Some((name, cfg)) => {
             let checked = check_architecture(name, cfg, &shards.tensors, &missing.absent_ok, comp.index.is_some(), &missing_shards, &mut findings);
@@ -152,7 +236,8 @@ pub fn build_model(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> C
         architecture::cap_findings(findings).into_iter().partition(|f| f.severity == Severity::Error);
     let tokenizer = comp.tokenizer_seen.then(|| std::mem::take(&mut comp.tokenizer));
     CheckpointModel {
-        format: "safetensors-checkpoint",
+        format: family.model_format(),
+        safety,
         ok: errors.is_empty(),
         errors,
         warnings,
@@ -170,6 +255,16 @@ pub fn build_model(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> C
     }
 }
 
+/// How bad a safety verdict is, for the worst of several.
+fn safety_rank(v: SafetyVerdict) -> u8 {
+    match v {
+        SafetyVerdict::Safe => 0,
+        SafetyVerdict::Suspicious => 1,
+        SafetyVerdict::Error => 2,
+        SafetyVerdict::Dangerous => 3,
+    }
+}
+
 /// Stage 1: the companions, each parsed once (the first of each kind; a second one is a
 /// finding). tokenizer.json is read before tokenizer_config.json, which adds the roles.
 struct Companions {
@@ -181,7 +276,7 @@ struct Companions {
     generation_config: Option<Value>,
 }
 
-fn read_companions(companions: &[(String, Vec<u8>)], findings: &mut Vec<Finding>) -> Companions {
+fn read_companions(companions: &[(String, Vec<u8>)], family: ShardFamily, findings: &mut Vec<Finding>) -> Companions {
     let mut c = Companions {
         infos: Vec::new(),
         index: None,
@@ -210,6 +305,9 @@ fn read_companions(companions: &[(String, Vec<u8>)], findings: &mut Vec<Finding>
             false
         } else {
             match kind {
+                // the index of the other family's shards (a folder with both) is not this
+                // checkpoint's: left unused, without a finding
+                Kind::Index if index_family(name).is_some_and(|f| f != family) => false,
                 Kind::Index if c.index.is_none() => {
                     c.index = companions::parse_index(name, bytes, findings);
                     c.index.is_some()
@@ -244,7 +342,7 @@ fn read_companions(companions: &[(String, Vec<u8>)], findings: &mut Vec<Finding>
                     };
                     c.generation_config.is_some()
                 }
-                Kind::Json | Kind::Unknown | Kind::Safetensors | Kind::Gguf => false,
+                Kind::Json | Kind::Unknown | Kind::Safetensors | Kind::Gguf | Kind::Pickle => false,
                 _ => {
                     findings.push(
                         Finding::warning(
@@ -268,7 +366,20 @@ fn read_companions(companions: &[(String, Vec<u8>)], findings: &mut Vec<Finding>
     c
 }
 
-/// Stage 2: the safetensors shards (sorted by name), their tensors, the byte
+/// The family an index belongs to, from its name (`model.safetensors.index.json`,
+/// `pytorch_model.bin.index.json`); `None` for other names (used by either family).
+fn index_family(name: &str) -> Option<ShardFamily> {
+    let base = base_name(name).to_ascii_lowercase();
+    if base.ends_with(".safetensors.index.json") {
+        Some(ShardFamily::Safetensors)
+    } else if base.ends_with(".bin.index.json") {
+        Some(ShardFamily::Torch)
+    } else {
+        None
+    }
+}
+
+/// Stage 2: the shards (sorted by name), their tensors, the byte
 /// reconciliation, and tensors stored in more than one shard.
 struct Shards {
     infos: Vec<ShardInfo>,
@@ -276,16 +387,19 @@ struct Shards {
     /// Tensor name → the shards holding it.
     located: HashMap<String, Vec<String>>,
     recon: Reconciliation,
+    /// Bytes of all tensors, each counted whole (what an index's `total_size` sums).
+    listed_bytes: u64,
 }
 
 fn collect_shards(files: &[&Inspection], findings: &mut Vec<Finding>) -> Shards {
-    let mut shard_files: Vec<&Inspection> = files.iter().copied().filter(|f| f.format == Format::Safetensors).collect();
+    let mut shard_files: Vec<&Inspection> = files.to_vec();
     shard_files.sort_by(|a, b| a.name.cmp(&b.name));
     let mut out = Shards {
         infos: Vec::new(),
         tensors: Vec::new(),
         located: HashMap::new(),
         recon: Reconciliation::default(),
+        listed_bytes: 0,
     };
     for f in shard_files {
         // The index names shards by base name; a dropped folder may give relative paths.
@@ -298,6 +412,8 @@ fn collect_shards(files: &[&Inspection], findings: &mut Vec<Finding>) -> Shards 
         }
         let header_len = f.header_len();
         let header_bytes = header_len.and_then(|n| n.checked_add(SHARD_PREFIX_BYTES));
+        // a PyTorch shard: its tensor data counted once, the rest is its container
+        let torch_data = f.parsed.torch().map(|t| t.data_bytes);
         let unaccounted = header_bytes.and_then(|h| {
             let used = i128::from(h) + i128::from(f.totals.bytes);
             i64::try_from(i128::from(f.size) - used).ok()
@@ -316,7 +432,14 @@ fn collect_shards(files: &[&Inspection], findings: &mut Vec<Finding>) -> Shards 
         });
         let r = &mut out.recon;
         r.file_bytes = r.file_bytes.saturating_add(f.size);
-        r.tensor_bytes = r.tensor_bytes.saturating_add(f.totals.bytes);
+        out.listed_bytes = out.listed_bytes.saturating_add(f.totals.bytes);
+        match torch_data {
+            Some(data) => {
+                r.tensor_bytes = r.tensor_bytes.saturating_add(data);
+                r.container_bytes = r.container_bytes.saturating_add(f.size.saturating_sub(data));
+            }
+            None => r.tensor_bytes = r.tensor_bytes.saturating_add(f.totals.bytes),
+        }
         if let Some(n) = header_len {
             r.header_bytes = r.header_bytes.saturating_add(n);
             r.prefix_bytes = r.prefix_bytes.saturating_add(SHARD_PREFIX_BYTES);
@@ -331,7 +454,7 @@ fn collect_shards(files: &[&Inspection], findings: &mut Vec<Finding>) -> Shards 
     }
     let r = &mut out.recon;
     r.headers_and_prefixes = r.header_bytes.saturating_add(r.prefix_bytes);
-    r.unaccounted_bytes = i64::try_from(i128::from(r.file_bytes) - i128::from(r.tensor_bytes) - i128::from(r.headers_and_prefixes)).unwrap_or(i64::MAX);
+    r.unaccounted_bytes = i64::try_from(i128::from(r.file_bytes) - i128::from(r.tensor_bytes) - i128::from(r.headers_and_prefixes) - i128::from(r.container_bytes)).unwrap_or(i64::MAX);
     r.balanced = r.unaccounted_bytes == 0;
 
     let mut reported = BTreeSet::new();
@@ -364,13 +487,17 @@ struct Missing {
 }
 
 /// Stage 3: the index against the shards.
-fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: &mut Vec<Finding>) -> Missing {
+fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, family: ShardFamily, findings: &mut Vec<Finding>) -> Missing {
     let mut missing = Missing::default();
     let Some(idx) = index else {
         if shards.infos.len() > 1 {
             findings.push(Finding::warning(
                 Code::InvalidIndex,
-                "several safetensors files but no model.safetensors.index.json: loaders need the index to find each tensor's shard",
+                format!(
+                    "several {} shards but no {}: loaders need the index to find each tensor's shard",
+                    family.extension(),
+                    family.index_name()
+                ),
             ));
         }
         return missing;
@@ -444,7 +571,7 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
     let all_present = missing.shards.is_empty() && shards.infos.iter().all(|s| s.ok);
     if let (Some(total), true) = (idx.total_size, all_present) {
         idx.total_size_checked = true;
-        let stored = shards.recon.tensor_bytes;
+        let stored = shards.listed_bytes;
         if total != stored {
             findings.push(
                 Finding::warning(
@@ -459,11 +586,11 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, findings: 
     missing
 }
 
-/// Stage 4: shards named "<stem>-0000k-of-0000n.safetensors" tell how many there should
-/// be; those absent (and not already named by the index) are findings.
-fn check_series(shards: &Shards, mut missing: Vec<String>, findings: &mut Vec<Finding>) -> Vec<String> {
+/// Stage 4: shards named "<stem>-0000k-of-0000n.safetensors" (`.bin`) tell how many there
+/// should be; those absent (and not already named by the index) are findings.
+fn check_series(shards: &Shards, mut missing: Vec<String>, family: ShardFamily, findings: &mut Vec<Finding>) -> Vec<String> {
     let provided: BTreeSet<&str> = shards.infos.iter().map(|s| s.name.as_str()).collect();
-    for name in series_missing(&provided) {
+    for name in series_missing(&provided, family.extension()) {
         if !missing.contains(&name) {
             findings.push(Finding::error(Code::MissingShard, format!("{name} is expected from the shard names but was not provided")).file(name.as_str()));
             missing.push(name);
@@ -526,9 +653,9 @@ fn check_architecture(
     (arch, Some(check))
 }
 
-/// Parses "<stem>-<k>-of-<n>.safetensors" (k, n decimal, same width).
-fn series(name: &str) -> Option<(&str, usize, u64, u64)> {
-    let stem = name.strip_suffix(".safetensors")?;
+/// Parses "<stem>-<k>-of-<n><ext>" (k, n decimal, same width; ext `.safetensors`, `.bin`).
+fn series<'a>(name: &'a str, ext: &str) -> Option<(&'a str, usize, u64, u64)> {
+    let stem = name.strip_suffix(ext)?;
     let (head, n) = stem.rsplit_once("-of-")?;
     let (prefix, k) = head.rsplit_once('-')?;
     if k.is_empty() || k.len() != n.len() || !k.bytes().all(|b| b.is_ascii_digit()) || !n.bytes().all(|b| b.is_ascii_digit()) {
@@ -543,12 +670,12 @@ fn series(name: &str) -> Option<(&str, usize, u64, u64)> {
 pub const MAX_SERIES_SHARDS: u64 = 100_000;
 
 /// Names of a "-0000k-of-0000n" series that are absent from `provided`.
-fn series_missing(provided: &BTreeSet<&str>) -> Vec<String> {
+fn series_missing(provided: &BTreeSet<&str>, ext: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen_series = BTreeSet::new();
     let mut budget = MAX_SERIES_SHARDS;
     for name in provided {
-        let Some((prefix, width, _, n)) = series(name) else {
+        let Some((prefix, width, _, n)) = series(name, ext) else {
             continue;
         };
         if n > budget || !seen_series.insert((prefix, width, n)) {
@@ -556,7 +683,7 @@ fn series_missing(provided: &BTreeSet<&str>) -> Vec<String> {
         }
         budget -= n;
         for k in 1..=n {
-            let want = format!("{prefix}-{k:0width$}-of-{n:0width$}.safetensors");
+            let want = format!("{prefix}-{k:0width$}-of-{n:0width$}{ext}");
             if !provided.contains(want.as_str()) {
                 out.push(want);
             }
@@ -590,10 +717,16 @@ mod tests {
 
     #[test]
     fn series_names() {
-        assert_eq!(series("model-00001-of-00002.safetensors"), Some(("model", 5, 1, 2)));
-        assert_eq!(series("model.safetensors"), None);
+        assert_eq!(series("model-00001-of-00002.safetensors", ".safetensors"), Some(("model", 5, 1, 2)));
+        assert_eq!(series("model.safetensors", ".safetensors"), None);
         let provided: BTreeSet<&str> = ["model-00001-of-00003.safetensors", "model-00003-of-00003.safetensors"].into();
-        assert_eq!(series_missing(&provided), vec!["model-00002-of-00003.safetensors".to_string()]);
+        assert_eq!(series_missing(&provided, ".safetensors"), vec!["model-00002-of-00003.safetensors".to_string()]);
+        let provided: BTreeSet<&str> = ["pytorch_model-00002-of-00002.bin"].into();
+        assert_eq!(series_missing(&provided, ".bin"), vec!["pytorch_model-00001-of-00002.bin".to_string()]);
+        assert!(is_torch_shard_name("dir/pytorch_model.bin"));
+        assert!(is_torch_shard_name("model-00001-of-00009.bin"));
+        assert!(!is_torch_shard_name("training_args.bin"));
+        assert!(!is_torch_shard_name("optimizer.pt"));
     }
 
     fn shard(name: &str, tensors: &[(&str, Vec<u64>)]) -> Inspection {

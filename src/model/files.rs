@@ -21,6 +21,8 @@ pub const CLASSIFY_LEN: u64 = 4096;
 pub enum Kind {
     Safetensors,
     Gguf,
+    /// A pickle-based file (PyTorch zip or legacy, plain pickle, `.npy`, `.npz`).
+    Pickle,
     /// `model.safetensors.index.json`: `weight_map` (+ `metadata.total_size`).
     Index,
     /// `config.json`: `model_type` / `architectures`.
@@ -37,7 +39,7 @@ pub enum Kind {
 impl Kind {
     /// True for model files whose header is inspected (never read whole).
     pub fn is_tensor_file(self) -> bool {
-        matches!(self, Kind::Safetensors | Kind::Gguf)
+        matches!(self, Kind::Safetensors | Kind::Gguf | Kind::Pickle)
     }
 
     /// True for the small JSON files a checkpoint carries.
@@ -58,7 +60,8 @@ impl Kind {
         match self {
             Kind::Safetensors => "safetensors",
             Kind::Gguf => "gguf",
-            Kind::Index => "safetensors index",
+            Kind::Pickle => "pytorch / pickle",
+            Kind::Index => "shard index",
             Kind::Config => "config",
             Kind::GenerationConfig => "generation config",
             Kind::Tokenizer => "tokenizer",
@@ -75,6 +78,7 @@ pub fn classify(name: &str, first_bytes: &[u8], file_len: u64) -> Kind {
     match sniff(first_bytes, file_len) {
         Format::Gguf => return Kind::Gguf,
         Format::Safetensors => return Kind::Safetensors,
+        f if f.is_pickle_family() => return Kind::Pickle,
         _ => {}
     }
     let trimmed = first_bytes.trim_ascii_start();
@@ -83,7 +87,7 @@ pub fn classify(name: &str, first_bytes: &[u8], file_len: u64) -> Kind {
             return kind;
         }
         return match kind_from_name(name) {
-            Kind::Unknown | Kind::Safetensors | Kind::Gguf => Kind::Json,
+            Kind::Unknown | Kind::Safetensors | Kind::Gguf | Kind::Pickle => Kind::Json,
             k => k,
         };
     }
@@ -91,7 +95,7 @@ pub fn classify(name: &str, first_bytes: &[u8], file_len: u64) -> Kind {
         // Enough bytes to know it is neither JSON nor a model file: trust the content,
         // except that a short/broken model file still goes to its parser to be explained.
         return match kind_from_name(name) {
-            k @ (Kind::Safetensors | Kind::Gguf) => k,
+            k @ (Kind::Safetensors | Kind::Gguf | Kind::Pickle) => k,
             _ => Kind::Unknown,
         };
     }
@@ -125,6 +129,8 @@ fn kind_from_name(name: &str) -> Kind {
         Kind::Safetensors
     } else if base.ends_with(".gguf") {
         Kind::Gguf
+    } else if crate::formats::format_from_name(&base).is_pickle_family() {
+        Kind::Pickle
     } else if base.ends_with(".index.json") {
         Kind::Index
     } else if base == "config.json" {

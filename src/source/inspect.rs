@@ -1,9 +1,10 @@
 //! One file's header, read: sniff the format from the first bytes, then drive that format's
-//! parser over exactly the prefix it asks for. Tensor data is never read.
+//! parser over exactly the prefix it asks for (the pickle family: the ranges it asks for,
+//! [`super::ranges`]). Tensor data is never read.
 
-use super::{drive, ByteSource, DriveError, Prefix};
+use super::{drive, ranges, ByteSource, DriveError, Prefix};
 use crate::error::{Code, Finding};
-use crate::formats::{self, gguf, safetensors, Inspection, Parsed};
+use crate::formats::{self, gguf, safetensors, torch, Inspection, Parsed};
 use crate::vocab::Format;
 
 /// GGUF headers are read in ranges of this granularity: the first read is this long, and
@@ -40,8 +41,18 @@ pub async fn inspect<S: ByteSource + ?Sized>(src: &S, name: &str) -> Inspection 
             let parse = |p: &[u8], l: u64| gguf::parse_resumable(p, l, &mut resume.borrow_mut());
             drive(&mut prefix, parse, gguf_read_hint).await.map(|g| Parsed::Gguf(Box::new(g)))
         }
+        f if f.is_pickle_family() => {
+            let (result, cost) = ranges::read_ranges(src, prefix.bytes()).await;
+            return match result {
+                Ok(i) => {
+                    let file = torch::TorchFile::new(i, name);
+                    Inspection::new(name, len, file.format(), cost.bytes, Parsed::Torch(Box::new(file)))
+                }
+                Err(e) => Inspection::failed(name, len, format, cost.bytes, e.finding()),
+            };
+        }
         _ => {
-            let finding = Finding::error(Code::UnknownFormat, "not a safetensors or GGUF file: the first bytes match neither format").at(0);
+            let finding = Finding::error(Code::UnknownFormat, "not a safetensors, GGUF, PyTorch, pickle or numpy file: the first bytes match none of them").at(0);
             return Inspection::failed(name, len, Format::Unknown, prefix.bytes_read(), finding);
         }
     };

@@ -4,7 +4,8 @@
 //! browser `Blob`/`File` (`blob`, wasm only), HTTP range requests (`http`, wasm only), a
 //! native file (`file`, native only) and memory. The read loops, each written once and
 //! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
-//! asks for; [`inspect`] reads one file's header; [`set`] opens a set of files (a
+//! asks for; [`ranges`] feeds the pickle family's reader the ranges it asks for anywhere
+//! in the file; [`inspect`] reads one file's header; [`set`] opens a set of files (a
 //! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder;
 //! [`audit`] reads two models' tensors side by side for the conversion audit.
 
@@ -17,6 +18,7 @@ pub mod file;
 pub mod http;
 pub mod hash;
 pub mod inspect;
+pub mod ranges;
 pub mod scan;
 pub mod set;
 

@@ -11,7 +11,7 @@ use super::ByteSource;
 use crate::dtype::decode::Codec;
 use crate::error::{Code, Finding, SourceError};
 use crate::stats::Stats;
-use crate::values::{plan, ScanError, TensorRange, TensorScanner};
+use crate::values::{gather_strided, plan, plan_strided, ScanError, StridedView, TensorRange, TensorScanner};
 use crate::vocab::TensorEntry;
 
 /// Bytes per read while scanning a tensor: 8 MiB, large enough that per-read overhead is
@@ -148,4 +148,62 @@ pub async fn scan_tensor<S: ByteSource + ?Sized>(
     let (codec, range) = plan(entry, src.len())?;
     let mut chunks = SourceChunks::new(src, range.start, range.len, chunk_len);
     scan_chunks(&mut chunks, codec, range, entry, sha256, on_progress).await
+}
+
+/// One chunk in memory (a strided view's gathered elements).
+struct OneChunk<'a>(Option<&'a [u8]>);
+
+impl ChunkStream for OneChunk<'_> {
+    async fn next_chunk(&mut self) -> Result<Option<&[u8]>, SourceError> {
+        Ok(self.0.take().filter(|b| !b.is_empty()))
+    }
+}
+
+/// Reads a strided view's values (a transpose, a stepped slice, a Fortran-order array):
+/// the bytes it spans in one read (at most [`crate::values::MAX_STRIDED_BYTES`], checked
+/// before reading), its elements gathered through the strides in row-major order, then
+/// the statistics as for any tensor. The stats' note says so; the SHA-256 is of the
+/// gathered bytes. Returns the stats and the bytes read. `on_progress` is called before
+/// and after the read; returning `false` cancels.
+pub async fn scan_strided<S: ByteSource + ?Sized>(
+    src: &S,
+    entry: &TensorEntry,
+    view: &StridedView,
+    sha256: bool,
+    mut on_progress: impl FnMut(u64, u64) -> bool,
+) -> Result<(Stats, u64), ScanError> {
+    let p = plan_strided(entry, view, src.len())?;
+    // the gathered elements, as a contiguous tensor, through the decoder's own checks
+    let flat = TensorEntry { bytes: Some(p.gathered), ..entry.clone() };
+    let (codec, range) = plan(&flat, u64::MAX)?;
+    if !on_progress(0, p.span) {
+        return Err(ScanError::Cancelled { done: 0 });
+    }
+    let bytes = src
+        .read_at(p.start, p.span)
+        .await
+        .map_err(|e| read_failed(entry, p.start, format!("reading {} bytes at {} failed: {e}", p.span, p.start)))?;
+    if bytes.len() as u64 != p.span {
+        return Err(short_read(entry, p.start, p.span, bytes.len() as u64));
+    }
+    if !on_progress(p.span, p.span) {
+        return Err(ScanError::Cancelled { done: p.span });
+    }
+    let gathered = gather_strided(&bytes, &entry.shape, view, p.gathered)
+        .filter(|g| g.len() as u64 == p.gathered)
+        .ok_or_else(|| ScanError::Finding(Finding::error(Code::SizeMismatch, "the view's elements do not lie in the bytes it spans").tensor(entry.name.clone()).at(p.start)))?;
+    drop(bytes);
+    let mut chunks = OneChunk(Some(&gathered));
+    let mut stats = scan_chunks(&mut chunks, codec, range, &flat, sha256, |_, _| true).await?;
+    let said = format!(
+        "a strided view (stride {:?}): its {} elements were gathered in row-major order from the {} bytes it spans; the SHA-256 is of the gathered bytes",
+        view.stride,
+        range.elements,
+        p.span
+    );
+    stats.note = Some(match stats.note.take() {
+        Some(n) => format!("{said}. {n}"),
+        None => said,
+    });
+    Ok((stats, p.span))
 }

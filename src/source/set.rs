@@ -35,7 +35,8 @@ pub struct SetOptions {
 /// What a file is, from its name alone (nothing is read to decide this).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// `.safetensors` / `.gguf`: inspected header-only.
+    /// `.safetensors` / `.gguf` / the pickle family (`.bin`, `.pt`, `.pth`, `.ckpt`, `.pkl`,
+    /// `.npy`, `.npz`): inspected header-only.
     ModelFile,
     /// `.json`: read whole when small enough.
     Companion,
@@ -162,9 +163,12 @@ pub fn merge_set(out: &mut OpenedSet) {
         .iter()
         .filter(|(n, b)| files::companion_kind(n, b) != Kind::Json)
         .count();
+    // safetensors shards, or PyTorch files named as shards (`pytorch_model*.bin`)
     let safetensors = out.inspections().filter(|f| f.format == Format::Safetensors).count();
-    if checkpoint::wants_model(safetensors, recognised) {
-        let files: Vec<&Inspection> = out.inspections().filter(|f| f.format == Format::Safetensors).collect();
+    let torch = out.inspections().filter(|f| f.format.is_torch() && checkpoint::is_torch_shard_name(&f.name)).count();
+    let shards = safetensors.max(torch);
+    if checkpoint::wants_model(shards, recognised) {
+        let files: Vec<&Inspection> = out.inspections().filter(|f| f.format == Format::Safetensors || f.format.is_torch()).collect();
         out.checkpoint = Some(checkpoint::build_model(&files, &out.companions));
     }
     let files: Vec<&Inspection> = out.inspections().collect();

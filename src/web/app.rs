@@ -210,10 +210,11 @@ pub fn app() -> Html {
         }
         (None, None) => html! {
             <section class="empty" data-testid="empty">
-                <p class="big">{ "Drop .safetensors or .gguf files anywhere on this page" }</p>
+                <p class="big">{ "Drop .safetensors, .gguf, PyTorch (.bin, .pt, .pth, .ckpt), .pkl, .npy or .npz files anywhere on this page" }</p>
                 <p>{ "or pick them with the button above. Several files at once are fine." }</p>
                 <p>{ "A whole checkpoint folder works too: drop the folder, or use Choose folder…, to see the merged model." }</p>
-                <p class="dim">{ "Only each file's header is read (for safetensors the first 8 + N bytes; for GGUF the metadata and tensor infos), in this browser tab. A tensor's bytes are read only when you ask for its values. Nothing is uploaded." }</p>
+                <p class="dim">{ "Only each file's header is read (for safetensors the first 8 + N bytes; for GGUF the metadata and tensor infos; for PyTorch and pickle files the pickle, which is disassembled and never run, and the zip's directory), in this browser tab. A tensor's bytes are read only when you ask for its values. Nothing is uploaded." }</p>
+                <p class="dim">{ "PyTorch and pickle files get a safety verdict — whether loading them would run code — and can be converted to safetensors here." }</p>
             </section>
         },
     };

@@ -8,14 +8,16 @@
 use super::components::{dl_item, equation, export_name, CopyButton, ExportButton, FindingList, LayoutBar, Term, TotalsCard, VerdictBanner};
 use super::format::{bytes_html, mono, num_html, sized};
 use super::gguf_view::GgufSection;
+use super::torch_view::{SafetyCard, TorchSection};
 use super::state::{FileEntry, Shared, Status, Tensors};
-use super::table::TensorTable;
+use super::table::{Layouts, TensorTable};
 use super::values::ValuesPanel;
 use super::verify_view::VerifyCard;
 use crate::fmt;
 use crate::formats::{Inspection, Parsed, Verdict};
 use crate::report::{FileReport, Report};
 use crate::stats::Stats;
+use crate::values::StridedView;
 use crate::vocab::Format;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -53,6 +55,12 @@ pub struct FileViewProps {
 pub fn file_view(p: &FileViewProps) -> Html {
     let f = &p.file;
     let close = p.on_close.reform(|_: MouseEvent| ());
+    // a pickle-based file's strides and storages, for the table (built once per inspection)
+    let layouts: Option<Layouts> = (*use_memo(f.status.clone(), |status| match status {
+        Status::Done(insp, _) => insp.0.parsed.torch().map(|t| Shared(Rc::new(t.inspection.tensors.clone()))),
+        Status::Reading => None,
+    }))
+    .clone();
     let (insp, tensors) = match &f.status {
         Status::Reading => {
             return html! {
@@ -76,6 +84,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
     };
     let findings = Rc::new(r.findings().cloned().collect::<Vec<_>>());
     let verdict = r.verdict();
+    let strided = |i: usize| -> Option<StridedView> {
+        let l = r.parsed.torch()?.layout(i)?;
+        (!l.contiguous).then(|| StridedView { stride: l.stride.clone(), element_size: l.element_size })
+    };
     let text = match verdict {
         Verdict::Sound => "Sound: the header is valid and the tensors tile the data section exactly.".to_string(),
         Verdict::Warnings => format!("Sound with warnings: the file loads, but {} finding(s) deserve a look.", r.warnings().count()),
@@ -89,6 +101,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                 <ExportButton file_name={export_name(&r.name)} json={export} testid="export-json" />
                 <button type="button" class="ghost" onclick={close} title="Close this file">{ "Close" }</button>
             </header>
+            <SafetyCard insp={insp.clone()} />
             <VerdictBanner {verdict} text={text} bytes_read={r.bytes_read} total={r.size} took_ms={f.took_ms} testid="verdict" read_testid="bytes-read" />
             <div class="grid">
                 { summary(r) }
@@ -99,12 +112,12 @@ pub fn file_view(p: &FileViewProps) -> Html {
             { format_section(insp, f.id) }
             if let Some(i) = p.selected {
                 <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
-                <ValuesPanel key={i} file={f.id} tensors={tensors.clone()} index={i}
+                <ValuesPanel key={i} file={f.id} tensors={tensors.clone()} index={i} strided={strided(i)}
                     stats={p.values.get(&i).cloned()} on_stats={p.on_stats.reform(move |s: Stats| (i, s))}
                     sha256={p.sha256} on_sha256={p.on_sha256.clone()} />
             }
             if !r.tensors().is_empty() {
-                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} />
+                <TensorTable tensors={tensors.clone()} on_select={p.on_select.clone()} selected={p.selected} {layouts} />
             }
         </article>
     }
@@ -114,6 +127,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
 fn format_section(insp: &Shared<Inspection>, id: u32) -> Html {
     match &insp.0.parsed {
         Parsed::Gguf(_) => html! { <GgufSection insp={insp.clone()} file={id} /> },
+        Parsed::Torch(_) => html! { <TorchSection insp={insp.clone()} file={id} /> },
         Parsed::Safetensors(_) | Parsed::None => html! {},
     }
 }
@@ -126,6 +140,7 @@ fn summary(r: &Inspection) -> Html {
             { dl_item("File size", "size", sized(r.size)) }
             if let Some(n) = r.header_len() { { dl_item(if st { "Header length N" } else { "Header length" }, "header-len", sized(n)) } }
             if let Some(d) = r.data_start() { { dl_item(if st { "Data start (8 + N)" } else { "Data start" }, "data-start", mono(d)) } }
+            if r.parsed.torch().is_some() { { dl_item("Counting", "tensor-bytes-note", html!{ <span class="dim">{ "tensor bytes count each tensor whole (tensors sharing a storage count it again); the tensor data below counts each storage once" }</span> }) } }
             <dt>{ if st { "__metadata__" } else { "Metadata" } }</dt>
             <dd>
                 if r.format == Format::Gguf {
@@ -151,11 +166,14 @@ fn reconciliation(r: &Inspection) -> Html {
             </section>
         };
     };
-    let mut terms = match (r.format, r.header_len()) {
-        (Format::Safetensors, Some(n)) => vec![Term::new("length prefix", "seg-prefix", 8), Term::new("header N", "seg-header", n)],
+    let mut terms = match (r.format, r.header_len(), r.parsed.torch()) {
+        (Format::Safetensors, Some(n), _) => vec![Term::new("length prefix", "seg-prefix", 8), Term::new("header N", "seg-header", n)],
+        // a pickle-based file: the tensor data counted once, the rest is the container
+        (_, _, Some(t)) => vec![Term::new("container (zip records, pickle)", "seg-header", r.size.saturating_sub(t.data_bytes))],
         _ => vec![Term::new("header", "seg-header", data_start)],
     };
-    terms.push(Term::new("tensor bytes", "seg-data", r.totals.bytes));
+    let data = r.parsed.torch().map_or(r.totals.bytes, |t| t.data_bytes);
+    terms.push(Term::new(if r.parsed.torch().is_some() { "tensor data" } else { "tensor bytes" }, "seg-data", data));
     let (text, rest) = equation(r.size, &terms);
     if rest > 0 {
         terms.push(Term::new("trailing / unclaimed", "seg-trail", u64::try_from(rest).unwrap_or(0)));

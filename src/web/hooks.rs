@@ -29,12 +29,12 @@ pub struct OpenRequest {
 }
 
 /// Whether files given together form a checkpoint (a Model tab beside the files' tabs): a
-/// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`.
+/// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`
+/// (or `.bin`).
 fn is_checkpoint_set(names: &[String], from_folder: bool) -> bool {
     let lower: Vec<String> = names.iter().map(|n| base_name(n).to_ascii_lowercase()).collect();
-    from_folder
-        || lower.iter().any(|n| n.ends_with(".json"))
-        || lower.iter().filter(|n| n.ends_with(".safetensors") && n.contains("-of-")).count() > 1
+    let shards = |ext: &str| lower.iter().filter(|n| n.ends_with(ext) && n.contains("-of-")).count();
+    from_folder || lower.iter().any(|n| n.ends_with(".json")) || shards(".safetensors") > 1 || shards(".bin") > 1
 }
 
 /// A callback that opens files: every model file gets a tab at once ("Reading header…"),

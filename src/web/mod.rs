@@ -5,7 +5,7 @@
 //! files' `Blob`s, outside the state), [`hooks`] (opening files, the values worker),
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
-//! [`model_view`], [`tokenizer_view`], [`table`], [`values`]), [`folder`] (walking a
+//! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`]), [`folder`] (walking a
 //! dropped folder), [`audit_view`] (the Audit tab), and the worker side: [`protocol`]
 //! (typed messages), [`worker`], [`audit_worker`] and [`hasher`].
 
@@ -27,6 +27,7 @@ pub mod split_view;
 pub mod state;
 pub mod table;
 pub mod tokenizer_view;
+pub mod torch_view;
 pub mod values;
 pub mod verify_view;
 pub mod worker;

@@ -15,7 +15,9 @@ use super::table::TensorTable;
 use super::tokenizer_view::TokenizerCard;
 use crate::error::Finding;
 use crate::fmt;
+use crate::formats::pickle::Verdict as SafetyVerdict;
 use crate::formats::Verdict;
+use crate::report::safety_meaning;
 use crate::model::architecture::{Architecture, Family, InventoryCheck};
 use crate::model::checkpoint::CheckpointModel;
 use crate::report::{FileReport, ModelSection, Report};
@@ -83,11 +85,19 @@ pub fn model_view(p: &ModelViewProps) -> Html {
         <article class="file model" data-testid="model-view" data-state="done">
             <header class="file-head">
                 <h2 class="fname" title={c.name.clone()}>{ c.name.clone() }</h2>
-                <span class="pill">{ "checkpoint" }</span>
+                <span class="pill" data-testid="model-format">{ m.format }</span>
                 <ExportButton file_name={export_name(&format!("{}.model", c.name.replace('/', "_")))} json={export} testid="model-export"
                     title="Download the report with the merged model (the same JSON as tensorpeek inspect FOLDER --json)" />
                 <button type="button" class="ghost" onclick={close} title="Close the model view (the shards' tabs stay)">{ "Close" }</button>
             </header>
+            if let Some(v) = m.safety {
+                <section class={classes!("card", "safety", match v { SafetyVerdict::Safe => "ok", SafetyVerdict::Suspicious => "warn", _ => "err" })}
+                    role={if matches!(v, SafetyVerdict::Dangerous | SafetyVerdict::Error) { "alert" } else { "status" }}
+                    aria-label="Safety verdict of the shards" data-testid="model-safety" data-verdict={v.name()}>
+                    <h3 class="safety-head"><span>{ "Safety of the shards: " }</span><span class="safety-verdict">{ v.name().to_uppercase() }</span></h3>
+                    <p class="safety-meaning">{ format!("The worst verdict of the PyTorch shards: {}. Each shard's tab lists its imports.", safety_meaning(v)) }</p>
+                </section>
+            }
             <VerdictBanner {verdict} {text} bytes_read={c.bytes_read} total={c.given_bytes} took_ms={c.took_ms} testid="model-verdict" read_testid="model-bytes-read" />
             <FindingList findings={Rc::new(findings)} testid="model-findings" item_testid="model-finding" title="Findings"
                 tensors={Some(d.tensors.clone())} on_select={on_select.clone()} />
@@ -134,6 +144,10 @@ fn reconciliation(m: &CheckpointModel) -> Html {
         Term::new("headers (sum of N)", "seg-header", r.header_bytes),
         Term::new("8-byte prefixes", "seg-prefix", r.prefix_bytes),
     ];
+    if r.container_bytes > 0 {
+        // PyTorch shards: zip records and pickles, the tensor data counted once
+        terms.push(Term::new("containers (zip records, pickles)", "seg-header", r.container_bytes));
+    }
     let (text, rest) = equation(r.file_bytes, &terms);
     let text = if rest > 0 { format!("{text} + {} unaccounted", fmt::thousands(u64::try_from(rest).unwrap_or(0))) } else { text };
     if rest > 0 {
@@ -143,7 +157,7 @@ fn reconciliation(m: &CheckpointModel) -> Html {
         <section class="card recon" aria-label="Size reconciliation over all shards" data-testid="model-reconciliation"
             data-balanced={r.balanced.to_string()}>
             <h3>{ "Size reconciliation" }</h3>
-            <p class="dim">{ "sum of shard sizes = tensor bytes + headers + 8-byte prefixes" }</p>
+            <p class="dim">{ if r.container_bytes > 0 { "sum of shard sizes = tensor data (shared storages once) + containers (zip records, pickles)" } else { "sum of shard sizes = tensor bytes + headers + 8-byte prefixes" } }</p>
             <p class="equation mono" data-testid="model-equation">{ text }</p>
             if rest < 0 {
                 <p class="bad">{ format!("The tensors claim {} bytes more than the files hold.", fmt::thousands(u64::try_from(-rest).unwrap_or(u64::MAX))) }</p>

@@ -15,7 +15,6 @@ use super::state::{Action, CheckpointData, Ignored, State};
 use crate::formats::Inspection;
 use crate::model::files::Kind;
 use crate::source::set::{merge_set, OpenedSet, Skipped};
-use crate::vocab::Format;
 use gloo::timers::callback::Interval;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -255,7 +254,14 @@ fn finish(job: &Rc<RefCell<Job>>) {
         d.dispatch(Action::Remove(cid));
         return;
     };
-    let shards = j.set.files.iter().filter(|(_, f)| f.format == Format::Safetensors).map(|(_, f)| f.clone()).collect();
+    // the files the model merged (safetensors or PyTorch shards), by the names it lists
+    let shards = j
+        .set
+        .files
+        .iter()
+        .filter(|(_, f)| model.shards.iter().any(|s| s.name == crate::model::files::base_name(&f.name)))
+        .map(|(_, f)| f.clone())
+        .collect();
     let mut ignored: Vec<Ignored> = j.plan.notes.iter().map(|n| Ignored { name: n.clone(), size: 0, reason: "not read".into() }).collect();
     let mut unread = Vec::new();
     for s in std::mem::take(&mut j.set.skipped) {

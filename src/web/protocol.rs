@@ -36,6 +36,10 @@ pub enum Request {
         /// stream: the e2e tests cover that path with it.
         #[serde(default)]
         slices: bool,
+        /// A strided view of a pickle-based file's storage: read the bytes it spans and
+        /// gather its elements through the strides (`source::scan::scan_strided`).
+        #[serde(default)]
+        strided: Option<crate::values::StridedView>,
     },
     /// The SHA-256 of a whole file ("Verify file"), answered by `Progress` and `Hashed`.
     Hash {

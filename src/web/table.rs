@@ -4,16 +4,21 @@
 //! only the lines in view (and a few around them) are in the page, so 100,000 tensors sort,
 //! filter and scroll without a long task.
 
-use super::state::Tensors;
+use super::state::{Shared, Tensors};
 use super::components::copy_text;
 use super::format::{bytes_html, num_html};
 use crate::fmt;
+use crate::formats::torch::Tensor as Layout;
 use crate::vocab::TensorEntry;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
+
+/// A pickle-based file's tensors as its reader saw them (stride, storage, contiguity), in
+/// the table's order, by identity.
+pub type Layouts = Shared<Vec<Layout>>;
 
 /// Tables of at most this many lines render every line (the page's find-in-page and the
 /// tests see them all); longer ones render only the lines in view. At ~0.5 ms a row, 1,000
@@ -43,6 +48,32 @@ pub enum Col {
     AbsStart,
     /// The file a tensor is in (merged tables of several files only).
     File,
+    /// Pickle-based files: strides (elements), storage key, storage offset, contiguity.
+    Stride,
+    Storage,
+    StorageOffset,
+    Contiguous,
+}
+
+/// The columns a pickle-based file adds.
+const LAYOUT_COLUMNS: [(Col, &str, &str); 4] = [
+    (Col::Stride, "Stride", "strides in elements, outermost first"),
+    (Col::Storage, "Storage", "the storage key (tensors sharing one are views of the same bytes)"),
+    (Col::StorageOffset, "St. offset", "offset in the storage, in elements"),
+    (Col::Contiguous, "Contiguous", "whether the tensor is stored contiguously (not a strided view)"),
+];
+
+fn compare_layout(a: Option<&Layout>, b: Option<&Layout>, col: Col) -> Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => match col {
+            Col::Stride => a.stride.cmp(&b.stride),
+            Col::Storage => a.storage.cmp(&b.storage),
+            Col::StorageOffset => a.storage_offset.cmp(&b.storage_offset),
+            Col::Contiguous => a.contiguous.cmp(&b.contiguous),
+            _ => Ordering::Equal,
+        },
+        _ => Ordering::Equal,
+    }
 }
 
 const COLUMNS: [(Col, &str, &str); 8] = [
@@ -74,8 +105,8 @@ fn compare(a: &TensorEntry, b: &TensorEntry, ia: usize, ib: usize, col: Col) -> 
         Col::Bytes => a.bytes.cmp(&b.bytes),
         Col::Offsets => (a.start, a.end).cmp(&(b.start, b.end)),
         Col::AbsStart => a.abs_start.cmp(&b.abs_start),
-        // Sorted by the caller, which knows the files.
-        Col::File => Ordering::Equal,
+        // Sorted by the caller, which knows the files and layouts.
+        Col::File | Col::Stride | Col::Storage | Col::StorageOffset | Col::Contiguous => Ordering::Equal,
     };
     by.then(ia.cmp(&ib))
 }
@@ -93,6 +124,10 @@ pub struct TensorTableProps {
     /// `tensors`), shown as a sortable "File" column after the name.
     #[prop_or_default]
     pub files: Option<Rc<Vec<String>>>,
+    /// For a pickle-based file: each tensor's stride, storage, storage offset and
+    /// contiguity (same indices as `tensors`), shown as columns that can be turned off.
+    #[prop_or_default]
+    pub layouts: Option<Layouts>,
 }
 
 /// A group in the tree view: one dotted-name prefix.
@@ -210,6 +245,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let sort = use_state(|| (Col::Index, true));
     let filter = use_state(String::new);
     let tree = use_state(|| false);
+    let show_layout = use_state(|| true);
     let limit = use_state(|| FIRST_ROWS);
     {
         let limit = limit.clone();
@@ -230,16 +266,19 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let (col, asc) = *sort;
     // Sorted, filtered indices into `tensors`.
     let order: Rc<Vec<usize>> = use_memo(
-        (p.tensors.clone(), col, asc, (*filter).clone(), p.files.clone()),
-        |(ts, col, asc, needle, files)| {
+        (p.tensors.clone(), col, asc, (*filter).clone(), p.files.clone(), p.layouts.clone()),
+        |(ts, col, asc, needle, files, layouts)| {
             let needle = needle.to_lowercase();
             let mut idx: Vec<usize> = (0..ts.0.len())
                 .filter(|&i| needle.is_empty() || lower.get(i).is_some_and(|n| n.contains(&needle)))
                 .collect();
             idx.sort_by(|&a, &b| match (ts.0.get(a), ts.0.get(b)) {
                 (Some(x), Some(y)) => {
-                    let o = match (col, files) {
-                        (Col::File, Some(f)) => f.get(a).cmp(&f.get(b)).then(a.cmp(&b)),
+                    let o = match (col, files, layouts) {
+                        (Col::File, Some(f), _) => f.get(a).cmp(&f.get(b)).then(a.cmp(&b)),
+                        (Col::Stride | Col::Storage | Col::StorageOffset | Col::Contiguous, _, Some(l)) => {
+                            compare_layout(l.0.get(a), l.0.get(b), *col).then(a.cmp(&b))
+                        }
                         _ => compare(x, y, a, b, *col),
                     };
                     if *asc {
@@ -292,6 +331,11 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         let tree = tree.clone();
         Callback::from(move |_: Event| tree.set(!*tree))
     };
+    let on_layout = {
+        let show_layout = show_layout.clone();
+        Callback::from(move |_: Event| show_layout.set(!*show_layout))
+    };
+    let layouts: Option<Layouts> = p.layouts.clone().filter(|_| *show_layout);
     let expand_all = {
         let expanded = expanded.clone();
         let root = root.clone();
@@ -327,7 +371,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         };
         let numeric = matches!(
             c,
-            Col::Index | Col::Params | Col::Bytes | Col::AbsStart | Col::Offsets
+            Col::Index | Col::Params | Col::Bytes | Col::AbsStart | Col::Offsets | Col::StorageOffset
         );
         html! {
             <th scope="col" aria-sort={aria} class={classes!(numeric.then_some("n"))}>
@@ -390,12 +434,15 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 <td class="n">{ match t.bytes { Some(n) => bytes_html(n), None => html!{ "invalid" } } }</td>
                 <td class="n mono offsets">{ format!("[{}, {}]", fmt::thousands(t.start), fmt::thousands(t.end)) }</td>
                 <td class="n mono" data-testid="abs-start">{ t.abs_start.map_or("overflow".to_string(), fmt::thousands) }</td>
+                if let Some(l) = &layouts {
+                    { layout_cells(l.0.get(idx)) }
+                }
             </tr>
         }
     };
 
     let has_files = p.files.is_some();
-    let columns = if has_files { 9 } else { 8 };
+    let columns = if has_files { 9 } else { 8 } + if layouts.is_some() { LAYOUT_COLUMNS.len() } else { 0 };
     let group_row = |node: &Node, depth: usize, open: bool| -> Html {
         let toggle = {
             let expanded = expanded.clone();
@@ -423,6 +470,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 <td class="n">{ num_html(node.params) }</td>
                 <td class="n">{ bytes_html(node.bytes) }</td>
                 <td></td><td></td>
+                if layouts.is_some() { <td></td><td></td><td></td><td></td> }
             </tr>
         }
     };
@@ -480,6 +528,12 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                     <input type="checkbox" checked={*tree} onchange={on_tree} data-testid="tree-toggle" />
                     <span>{ "Group by name (tree)" }</span>
                 </label>
+                if p.layouts.is_some() {
+                    <label class="check">
+                        <input type="checkbox" checked={*show_layout} onchange={on_layout} data-testid="layout-toggle" />
+                        <span>{ "Strides and storages" }</span>
+                    </label>
+                }
                 if *tree {
                     <button type="button" onclick={expand_all} data-testid="expand-all">{ "Expand all" }</button>
                     <button type="button" onclick={collapse_all}>{ "Collapse all" }</button>
@@ -495,10 +549,36 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                         { for COLUMNS.iter().take(2).map(|(c, l, h)| header_cell(*c, l, h)) }
                         if p.files.is_some() { { header_cell(Col::File, "File", "the file the tensor is in") } }
                         { for COLUMNS.iter().skip(2).map(|(c, l, h)| header_cell(*c, l, h)) }
+                        if layouts.is_some() { { for LAYOUT_COLUMNS.iter().map(|(c, l, h)| header_cell(*c, l, h)) } }
                     </tr></thead>
                     <tbody>{ body }</tbody>
                 </table>
             </div>
         </section>
+    }
+}
+
+/// The four layout cells of a pickle-based file's row.
+fn layout_cells(l: Option<&Layout>) -> Html {
+    let Some(l) = l else {
+        return html! { <><td></td><td></td><td></td><td></td></> };
+    };
+    let shares = if l.shares_storage_with.is_empty() {
+        String::new()
+    } else {
+        format!("shared with {}", l.shares_storage_with.join(", "))
+    };
+    html! {
+        <>
+            <td class="mono" data-testid="t-stride">{ fmt::shape(&l.stride) }</td>
+            <td class="mono" data-testid="t-storage" title={shares.clone()}>
+                { l.storage.clone() }
+                if !shares.is_empty() { <span class="dim" data-testid="t-shared">{ " (shared)" }</span> }
+            </td>
+            <td class="n mono" data-testid="t-storage-offset">{ fmt::thousands(l.storage_offset) }</td>
+            <td data-testid="t-contiguous" data-value={l.contiguous.to_string()}>
+                { if l.contiguous { html! { "yes" } } else { html! { <span class="warn-text">{ "no (strided view)" }</span> } } }
+            </td>
+        </>
     }
 }

@@ -12,6 +12,7 @@ use super::sources::use_sources;
 use super::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
+use crate::values::StridedView;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -28,6 +29,10 @@ pub struct ValuesProps {
     /// hash is several times slower than the statistics).
     pub sha256: bool,
     pub on_sha256: Callback<bool>,
+    /// A strided view of its storage (pickle-based files): its elements are gathered
+    /// through the strides.
+    #[prop_or_default]
+    pub strided: Option<StridedView>,
 }
 
 /// What the last read cost.
@@ -52,7 +57,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
         return html! {};
     };
     let start = {
-        let (start, on_stats, file, sha256) = (worker.start.clone(), p.on_stats.clone(), p.file, p.sha256);
+        let (start, on_stats, file, sha256, strided) = (worker.start.clone(), p.on_stats.clone(), p.file, p.sha256, p.strided.clone());
         let (timing, unavailable) = (timing.clone(), unavailable.clone());
         let t = t.clone();
         Callback::from(move |_: MouseEvent| {
@@ -68,7 +73,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                     on_stats.emit(stats);
                 }
             });
-            let request = Request::Scan { file: src.blob().clone().into(), entry: t.clone(), sha256, chunk: 0, slices: false };
+            let request = Request::Scan { file: src.blob().clone().into(), entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
             start.emit(JobRequest { request, on_result });
         })
     };
@@ -94,6 +99,12 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             <span class="dim">{ format!("reads {} bytes", fmt::thousands(bytes)) }</span>
         </div>
     };
+    let strided_note = p.strided.as_ref().map(|v| html! {
+        <p class="values-note" data-testid="values-strided">
+            { format!("A strided view (stride {}): not stored contiguously. Its elements are gathered through the strides in row-major order from the {} bytes it spans (views up to {} are read); the SHA-256 is then of the gathered bytes.",
+                fmt::shape(&v.stride), fmt::thousands(bytes), fmt::human_bytes(crate::values::MAX_STRIDED_BYTES)) }
+        </p>
+    });
 
     let status = match run {
         Run::Idle => html! {},
@@ -135,6 +146,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
     html! {
         <section class="card panel values" aria-label="Tensor values" data-testid="values-panel">
             <h3>{ "Values" }</h3>
+            { strided_note.unwrap_or_default() }
             { controls }
             if *unavailable {
                 <p class="bad">{ "The file is no longer available to this page; open it again." }</p>

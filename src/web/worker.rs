@@ -16,7 +16,7 @@ use super::protocol::{from_js, to_js, Companion, Fault, OpenInput, Problem, Requ
 use crate::error::SourceError;
 use crate::source::blob::{BlobChunks, BlobSource, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
 use crate::source::http::HttpSource;
-use crate::source::scan::{read_failed, scan_chunks};
+use crate::source::scan::{read_failed, scan_chunks, scan_strided};
 use crate::source::set::{read_set, SetInput, SetOptions};
 use crate::source::ByteSource;
 use crate::stats::Stats;
@@ -73,8 +73,8 @@ fn wasm_memory() -> u64 {
 }
 
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
-    let (file, entry, sha256, chunk, slices) = match from_js::<Request>(data) {
-        Ok(Request::Scan { file, entry, sha256, chunk, slices }) => (file, entry, sha256, chunk, slices),
+    let (file, entry, sha256, chunk, slices, strided) = match from_js::<Request>(data) {
+        Ok(Request::Scan { file, entry, sha256, chunk, slices, strided }) => (file, entry, sha256, chunk, slices, strided),
         Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
         Ok(Request::Hash { file }) => return hash(scope, file).await,
         Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit, PROGRESS_INTERVAL_MS, wasm_memory).await,
@@ -94,7 +94,13 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         }
         true
     };
-    let result = if sha256 {
+    let result = if let Some(view) = &strided {
+        // a view: the bytes it spans in one read (bounded), gathered here, hashed here
+        let src = BlobSource::new(blob.clone());
+        scan_strided(&src, &entry, view, sha256, progress)
+            .await
+            .map(|(s, n)| (s, n, if sha256 { "values worker (a strided view, gathered)".to_string() } else { "off".to_string() }))
+    } else if sha256 {
         match HashTee::spawn().await {
             Ok(tee) => scan(&blob, &entry, chunk, mode, tee, false, progress).await.map(|(s, n)| (s, n, "nested worker".to_string())),
             Err(e) => scan(&blob, &entry, chunk, mode, NoTee, true, progress)

@@ -14,7 +14,7 @@
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
 use crate::error::{Code, Finding};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -132,8 +132,9 @@ impl Instance {
     }
 }
 
-/// One import the stream performs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One import the stream performs. Serializable both ways (the page's parse worker hands
+/// inspections over in postcard, which needs every field written, always).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GlobalRef {
     /// The module imported (after `_compat_pickle` renames); `None` when computed at run time.
     pub module: Option<String>,
@@ -141,7 +142,8 @@ pub struct GlobalRef {
     pub name: Option<String>,
     /// `GLOBAL`, `STACK_GLOBAL`, `INST`, `EXT1/2/4`, or `REDUCE` for a
     /// `getattr(module, "name")` the walker resolved.
-    pub opcode: &'static str,
+    #[serde(deserialize_with = "opcode_name")]
+    pub opcode: OpcodeName,
     /// Absolute byte offset of the opcode in the file.
     pub offset: u64,
     /// The zip member the pickle is in.
@@ -149,10 +151,20 @@ pub struct GlobalRef {
     pub verdict: GlobalVerdict,
     pub why: String,
     /// The module and name as written, when `_compat_pickle` renamed them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub written: Option<(String, String)>,
     /// 0 for the file's own pickle, 1 for a pickle nested in it, …
     pub nesting: u32,
+}
+
+/// An opcode's name, one of the table's. A named type so that serde's derive does not
+/// take the field for a `&str` borrowed from the input (which would need `'de: 'static`);
+/// it is read back through [`opcode_name`].
+pub type OpcodeName = &'static str;
+
+/// An opcode name read back: the table's own `&'static str` ("?" for a name no opcode has).
+fn opcode_name<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name = std::borrow::Cow::<str>::deserialize(d)?;
+    Ok(ops::static_name(&name))
 }
 
 impl GlobalRef {

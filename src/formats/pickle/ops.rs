@@ -245,6 +245,12 @@ pub fn info(code: u8) -> Option<&'static OpInfo> {
     BY_CODE.get(code as usize).and_then(|o| o.as_ref())
 }
 
+/// The table's name equal to `name` (an opcode name read back from a serialized form), or
+/// "?" when no opcode has it.
+pub fn static_name(name: &str) -> &'static str {
+    OPCODES.iter().find(|r| r.name == name).map_or("?", |r| r.name)
+}
+
 impl Op {
     /// The pickletools name of the opcode.
     pub fn name(self) -> &'static str {

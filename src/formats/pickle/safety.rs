@@ -18,10 +18,10 @@
 //! global dangerous. A name is allowed only when the whole `module.name` is on the
 //! allow-list, exactly as torch compares it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Verdict for one global.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GlobalVerdict {
     /// On the allow-list.
@@ -33,7 +33,7 @@ pub enum GlobalVerdict {
 }
 
 /// Verdict for a whole file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Safe,

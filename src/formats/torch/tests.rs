@@ -23,7 +23,7 @@ fn short_read_is_a_finding() {
     let Next::NeedRange { start, len } = r.step() else {
         panic!()
     };
-    assert_eq!((start, len), (0, 100));
+    assert_eq!((start, len), (0, HEAD_LEN));
     r.supply(0, vec![0x80; 10]);
     let Next::Done(i) = r.step() else { panic!() };
     assert_eq!(i.findings[0].code, Code::ReadFailed);

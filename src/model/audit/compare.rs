@@ -251,8 +251,10 @@ impl Comparator {
             }
             Method::Values { source: sc, target: tc, shift, class } => {
                 let (shift, class) = (*shift, *class);
-                decode_f32(sc, source, &mut self.sv, &mut self.wide_s);
-                decode_f32(tc, target, &mut self.tv, &mut self.wide_t);
+                self.sv.clear();
+                self.tv.clear();
+                sc.decode(source, &mut self.sv);
+                tc.decode(target, &mut self.tv);
                 if shift != 0.0 {
                     for v in &mut self.sv {
                         *v += shift;
@@ -354,28 +356,9 @@ impl Comparator {
     }
 }
 
-/// Decodes whole units to f32 (exact for every type [`f32_exact`] accepts).
-fn decode_f32(codec: &Codec, bytes: &[u8], out: &mut Vec<f32>, wide: &mut Vec<f64>) {
-    out.clear();
-    match codec {
-        Codec::Bf16 => out.extend(le::<2>(bytes).map(|b| f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))),
-        Codec::F16 => out.extend(le::<2>(bytes).map(|b| half::f16::from_le_bytes(b).to_f32())),
-        Codec::F32 => out.extend(le::<4>(bytes).map(f32::from_le_bytes)),
-        other => {
-            wide.clear();
-            other.decode(bytes, wide);
-            out.extend(wide.iter().map(|&v| v as f32));
-        }
-    }
-}
-
-/// The whole `N`-byte groups of `bytes`.
-fn le<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-    bytes.chunks_exact(N).filter_map(|c| <[u8; N]>::try_from(c).ok())
-}
-
-/// Whether a type's every value is an f32 (so [`Method::Values`] compares it exactly):
-/// the float types of at most 32 bits and ggml's dequantized blocks (computed in f32).
+/// Whether a type's every value is an f32 and a float (so [`Method::Values`] decodes it to
+/// f32 and compares it exactly): the float types of at most 32 bits and ggml's dequantized
+/// blocks (computed in f32).
 pub fn f32_exact(codec: &Codec) -> bool {
     matches!(codec, Codec::F16 | Codec::Bf16 | Codec::F32 | Codec::Lut8(..) | Codec::Lut4x2(..) | Codec::Lut6x4(..) | Codec::Quant(_))
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Writes the sparse files the page benchmark (tests/e2e/bench_page.mjs) reads, beside the
+Llama-3.2-3B-shaped ones of make_sparse_safetensors.py / make_sparse_gguf.py:
+
+    python3 tests/make_bench_files.py OUT_DIR
+
+- moe-100k.sparse.safetensors: 100,352 tensors with DeepSeek-V3's names and shapes (MLA
+  attention, 256 routed experts per layer, FP8 weights with their F32 `weight_scale_inv`
+  blocks), the list continued past V3's 61 layers until it holds 100,352 tensors
+  (DeepSeek-V3 itself has ~91,000 across its 163 shards). A ~11 MB header; the data, a
+  hole of ~760 GB apparent size, takes no disk.
+- f32-1gib.sparse.safetensors: one F32 tensor of 65,536 × 4,096 (exactly 1 GiB of data).
+- q4k.sparse.gguf: one Q4_K tensor of 131,072 × 4,096 = 536,870,912 values (302 MB), its
+  header written by PyPI `gguf`'s GGUFWriter.
+
+Headers are written here (json + struct for safetensors, GGUFWriter for GGUF); the data
+sections are holes made with truncate, so every value reads as zero. Files that already
+exist with the expected size are left alone (the script is cheap to re-run).
+"""
+
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+from gguf import GGMLQuantizationType as QT
+from gguf import GGUFWriter
+
+MOE_TENSORS = 100_352
+HIDDEN, VOCAB, EXPERTS, MOE_INTER, DENSE_INTER, DENSE_LAYERS = 7168, 129_280, 256, 2048, 18_432, 3
+Q_LORA, KV_LORA, HEADS, QK_NOPE, QK_ROPE, V_HEAD = 1536, 512, 128, 128, 64, 128
+FP8_BLOCK = 128
+
+
+def fp8(name, shape):
+    """An FP8 weight and its per-128×128-block F32 inverse scales, as DeepSeek-V3 ships them."""
+    yield name + ".weight", "F8_E4M3", shape
+    yield name + ".weight_scale_inv", "F32", [-(-shape[0] // FP8_BLOCK), -(-shape[1] // FP8_BLOCK)]
+
+
+def deepseek_tensors():
+    yield "model.embed_tokens.weight", "BF16", [VOCAB, HIDDEN]
+    layer = 0
+    while True:
+        p = f"model.layers.{layer}."
+        yield p + "input_layernorm.weight", "BF16", [HIDDEN]
+        yield p + "post_attention_layernorm.weight", "BF16", [HIDDEN]
+        yield from fp8(p + "self_attn.q_a_proj", [Q_LORA, HIDDEN])
+        yield p + "self_attn.q_a_layernorm.weight", "BF16", [Q_LORA]
+        yield from fp8(p + "self_attn.q_b_proj", [HEADS * (QK_NOPE + QK_ROPE), Q_LORA])
+        yield from fp8(p + "self_attn.kv_a_proj_with_mqa", [KV_LORA + QK_ROPE, HIDDEN])
+        yield p + "self_attn.kv_a_layernorm.weight", "BF16", [KV_LORA]
+        yield from fp8(p + "self_attn.kv_b_proj", [HEADS * (QK_NOPE + V_HEAD), KV_LORA])
+        yield from fp8(p + "self_attn.o_proj", [HIDDEN, HEADS * V_HEAD])
+        if layer < DENSE_LAYERS:
+            yield from fp8(p + "mlp.gate_proj", [DENSE_INTER, HIDDEN])
+            yield from fp8(p + "mlp.up_proj", [DENSE_INTER, HIDDEN])
+            yield from fp8(p + "mlp.down_proj", [HIDDEN, DENSE_INTER])
+        else:
+            yield p + "mlp.gate.weight", "BF16", [EXPERTS, HIDDEN]
+            yield p + "mlp.gate.e_score_correction_bias", "F32", [EXPERTS]
+            for e in range(EXPERTS):
+                q = f"{p}mlp.experts.{e}."
+                yield from fp8(q + "gate_proj", [MOE_INTER, HIDDEN])
+                yield from fp8(q + "up_proj", [MOE_INTER, HIDDEN])
+                yield from fp8(q + "down_proj", [HIDDEN, MOE_INTER])
+            yield from fp8(p + "mlp.shared_experts.gate_proj", [MOE_INTER, HIDDEN])
+            yield from fp8(p + "mlp.shared_experts.up_proj", [MOE_INTER, HIDDEN])
+            yield from fp8(p + "mlp.shared_experts.down_proj", [HIDDEN, MOE_INTER])
+        layer += 1
+
+
+SIZES = {"BF16": 2, "F32": 4, "F8_E4M3": 1}
+
+
+def write_safetensors(path, tensors):
+    """The header in the given order with contiguous data offsets, then a hole."""
+    header, offset = {}, 0
+    for name, dtype, shape in tensors:
+        n = SIZES[dtype] * int(np.prod(shape, dtype=np.uint64))
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    size = 8 + len(raw) + offset
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        return size, len(header), len(raw)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)))
+        f.write(raw)
+        f.truncate(size)
+    return size, len(header), len(raw)
+
+
+def write_q4k(path):
+    rows, cols = 131_072, 4096
+    nbytes = rows * cols // 256 * 144
+    w = GGUFWriter(path, "llama")
+    w.add_type("model")
+    w.add_name("Q4_K bench tensor")
+    w.add_tensor_info("token_embd.weight", (rows, cols // 256 * 144), np.dtype(np.uint8), nbytes, raw_dtype=QT.Q4_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    fout = w.fout[0]
+    data_start = (fout.tell() + w.data_alignment - 1) // w.data_alignment * w.data_alignment
+    fout.truncate(data_start + nbytes)
+    w.close()
+    return data_start + nbytes
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    tensors = []
+    for t in deepseek_tensors():
+        if len(tensors) == MOE_TENSORS:
+            break
+        tensors.append(t)
+    size, n, hl = write_safetensors(os.path.join(out, "moe-100k.sparse.safetensors"), tensors)
+    print(f"moe-100k.sparse.safetensors: {n} tensors, header {hl} bytes, file {size} bytes")
+    size, n, hl = write_safetensors(os.path.join(out, "f32-1gib.sparse.safetensors"),
+                                    [("model.embed_tokens.weight", "F32", [65_536, 4096])])
+    print(f"f32-1gib.sparse.safetensors: {n} tensor, file {size} bytes")
+    path = os.path.join(out, "q4k.sparse.gguf")
+    if not os.path.exists(path):
+        size = write_q4k(path)
+    print(f"q4k.sparse.gguf: 1 Q4_K tensor, file {os.path.getsize(path)} bytes")
+
+
+if __name__ == "__main__":
+    main()
