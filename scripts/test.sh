@@ -31,6 +31,7 @@ step "sparse files"
 python3 tests/make_sparse_safetensors.py tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_checkpoint.py tests/e2e/out/llama32-3b-ckpt
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
+python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dtype bf16 --rope-freqs
 python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
 step "Playwright end-to-end (node --test)"

@@ -11,6 +11,7 @@ use crate::formats::gguf::{GgufFile, Value, ValueJson};
 use crate::formats::pickle::{GlobalVerdict, Verdict as SafetyVerdict};
 use crate::formats::torch::{self, TorchFile};
 use crate::formats::{Inspection, Parsed};
+use crate::model::audit::Audit;
 use crate::model::checkpoint::CheckpointModel;
 use crate::model::gguf_split::SplitModel;
 use crate::stats::Stats;
@@ -34,6 +35,9 @@ pub struct Report<F = FileReport> {
     pub version: &'static str,
     pub files: Vec<F>,
     pub model: Option<ModelSection>,
+    /// A conversion audit (`tensorpeek audit`, the page's Audit tab), when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Box<Audit>>,
 }
 
 /// The merged view when several files form one model.
@@ -60,12 +64,15 @@ impl<T> Report<FileReport<T>> {
             version: VERSION,
             files,
             model: None,
+            audit: None,
         }
     }
 
-    /// True when no file (and no merged model) has an error.
+    /// True when no file (and no merged model) has an error, and an audit that ran passed.
     pub fn ok(&self) -> bool {
-        self.files.iter().all(|f| f.ok) && self.model.as_ref().is_none_or(ModelSection::ok)
+        self.files.iter().all(|f| f.ok)
+            && self.model.as_ref().is_none_or(ModelSection::ok)
+            && self.audit.as_ref().is_none_or(|a| a.ok)
     }
 }
 

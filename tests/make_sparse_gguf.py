@@ -3,7 +3,7 @@
 browser e2e test: only the header (metadata + tensor infos) is written, by PyPI `gguf`'s
 GGUFWriter; the data section is a hole made with truncate (~6.4 GB apparent, a few MB on disk).
 
-    python3 tests/make_sparse_gguf.py OUT_PATH
+    python3 tests/make_sparse_gguf.py OUT_PATH [--dtype f16|bf16] [--rope-freqs]
 
 Shape (the published model's): llama arch, 28 blocks, embedding 3072, FFN 8192, 24 heads,
 8 KV heads, context 131072, RoPE base 500000 (llama3 scaling factor 32), tied embeddings
@@ -13,9 +13,17 @@ length, 256 special tokens as in Llama 3), token types, 280,147 merges, BOS 1280
 EOS 128009, a chat template. Tensor types: F16 matrices, F32 norms and rope_freqs
 (general.file_type = MOSTLY_F16). The strings are synthetic but deterministic, so the
 header size is stable (~10 MB of tokenizer metadata).
+
+--dtype bf16 writes the matrices as BF16 (general.file_type = MOSTLY_BF16): the shape of
+`convert_hf_to_gguf.py --outtype bf16` on the checkpoint of tests/make_sparse_checkpoint.py
+(the same 254 tensors, renamed, plus rope_freqs), the target of the audit benchmark
+(scripts/bench_audit.sh). --rope-freqs writes rope_freqs.weight's 64 values — the llama3
+factors of that checkpoint's config.json (theta 500000, factor 32, low 1, high 4, original
+context 8192), computed in float32 as the converter does — into the otherwise empty data.
 """
+import argparse
+import math
 import random
-import sys
 
 import numpy as np
 from gguf import GGUFWriter, GGMLQuantizationType as QT
@@ -75,10 +83,30 @@ def merges(toks):
     return [f"{rng.choice(normal)} {rng.choice(normal)}" for _ in range(N_MERGES)]
 
 
+def rope_freqs(theta=500_000.0, factor=32.0, low=1.0, high=4.0, original=8192):
+    """The converter's llama3 factors (LlamaModel.generate_extra_tensors), in float32."""
+    freqs = (1.0 / (np.float32(theta) ** (np.arange(0, HEAD_DIM, 2, dtype=np.float32) / np.float32(HEAD_DIM)))).astype(np.float32)
+    out = []
+    for f in freqs:
+        wavelen = np.float32(2 * math.pi) / f
+        if wavelen < original / high:
+            out.append(1.0)
+        elif wavelen > original / low:
+            out.append(factor)
+        else:
+            smooth = (np.float32(original) / wavelen - np.float32(low)) / np.float32(high - low)
+            out.append(np.float32(1) / ((np.float32(1) - smooth) / np.float32(factor) + smooth))
+    return np.array(out, dtype=np.float32)
+
+
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("out")
+    ap.add_argument("--dtype", choices=["f16", "bf16"], default="f16")
+    ap.add_argument("--rope-freqs", action="store_true")
+    args = ap.parse_args()
+    out = args.out
+    bf16 = args.dtype == "bf16"
     w = GGUFWriter(out, "llama")
     w.add_type("model")
     w.add_name("Llama 3.2 3B Instruct")
@@ -98,7 +126,7 @@ def main():
     w.add_layer_norm_rms_eps(1e-5)
     w.add_key_length(HEAD_DIM)
     w.add_value_length(HEAD_DIM)
-    w.add_file_type(1)
+    w.add_file_type(32 if bf16 else 1)
     w.add_vocab_size(N_VOCAB)
     w.add_rope_dimension_count(HEAD_DIM)
     w.add_quantization_version(2)
@@ -116,6 +144,8 @@ def main():
         n = int(np.prod(shape))
         if f32:
             w.add_tensor_info(name, shape, np.dtype(np.float32), n * 4)
+        elif bf16:
+            w.add_tensor_info(name, shape, np.dtype(np.uint16), n * 2, raw_dtype=QT.BF16)
         else:
             w.add_tensor_info(name, shape, np.dtype(np.float16), n * 2)
 
@@ -143,6 +173,10 @@ def main():
     data_start = (end + align - 1) // align * align
     data = sum(GGUFWriter.ggml_pad(ti.nbytes, align) for ti in w.tensors[0].values())
     fout.truncate(data_start + data)
+    if args.rope_freqs:
+        # rope_freqs.weight is the first tensor: offset 0 of the data section.
+        fout.seek(data_start)
+        fout.write(rope_freqs().astype("<f4").tobytes())
     w.close()
     print(f"{out}: header {end} bytes, data starts at {data_start}, file {data_start + data} bytes")
 

@@ -157,3 +157,57 @@ async fn blob_chunks_scan_like_the_native_path() {
     }
     assert!(checked >= 5, "{checked}");
 }
+
+/// `read_into` (the audit's reads: one BYOB stream into one reused JS buffer) gives exactly
+/// the range, into a reused wasm buffer, larger and smaller than the last; a short or far
+/// range is an error.
+#[wasm_bindgen_test]
+async fn read_into_reuses_buffers_and_reads_exact_ranges() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let src = BlobSource::new(blob_of(&bytes));
+    let mut buf = Vec::new();
+    for (start, len) in [(0u64, 8u64), (300, 70_000), (99_990, 10), (5, 99_995), (1000, 0)] {
+        src.read_into(start, len, &mut buf).await.unwrap();
+        assert_eq!(buf, bytes[start as usize..(start + len) as usize].to_vec(), "{start}+{len}");
+    }
+    assert!(src.read_into(99_990, 20, &mut buf).await.is_err());
+    assert!(src.read_into((1u64 << 32) + 16, 10, &mut buf).await.is_err());
+    assert!(src.read_into(u64::MAX, 2, &mut buf).await.is_err());
+    // The stream goes on from where a read ended, over a small gap, and a new one opens
+    // for a read behind it or more than MAX_SKIP_BYTES ahead.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let src = BlobSource::new(blob_of(&big));
+    for (start, len) in [(0u64, 10u64), (10, 1000), (1050, 64), (2_500_000, 100), (2_500_100, 400_000), (7, 3)] {
+        src.read_into(start, len, &mut buf).await.unwrap();
+        assert_eq!(buf, big[start as usize..(start + len) as usize].to_vec(), "{start}+{len}");
+    }
+}
+
+/// The audit loop over Blobs: the fixture checkpoint against its converted GGUF (both made
+/// by transformers and llama.cpp's converter), the verdicts the reference audit gives.
+#[wasm_bindgen_test]
+async fn audits_over_blobs() {
+    use tensorpeek::model::audit::plan;
+    use tensorpeek::source::audit::{run_audit, side_of, AuditOptions};
+    use tensorpeek::source::set::{open_set, SetInput, SetOptions};
+    let input = |name: &str, bytes: &[u8]| SetInput { name: name.to_string(), src: BlobSource::new(blob_of(bytes)), explain: true };
+    let source = vec![
+        input("model-00001-of-00002.safetensors", include_bytes!("fixtures/audit/tied/model-00001-of-00002.safetensors")),
+        input("model-00002-of-00002.safetensors", include_bytes!("fixtures/audit/tied/model-00002-of-00002.safetensors")),
+        input("config.json", include_bytes!("fixtures/audit/tied/config.json")),
+    ];
+    let target = vec![input("tied-BF16-flip.gguf", include_bytes!("fixtures/audit/tampered/tied-BF16-flip.gguf"))];
+    let s_set = open_set(&source, SetOptions::default(), |_, _| {}).await;
+    let t_set = open_set(&target, SetOptions::default(), |_, _| {}).await;
+    let (s_side, s_idx) = side_of(&s_set);
+    let (t_side, t_idx) = side_of(&t_set);
+    let plan = plan(&s_side, &t_side).unwrap();
+    let s_src: Vec<&BlobSource> = s_idx.iter().map(|&i| &source[i].src).collect();
+    let t_src: Vec<&BlobSource> = t_idx.iter().map(|&i| &target[i].src).collect();
+    let options = AuditOptions { chunk_bytes: 4096, ..AuditOptions::default() };
+    let a = run_audit(&plan, &s_src, &t_src, options, |_| true).await;
+    assert_eq!(a.summary_line, "19/20 exact, 1 mismatch, 1 generated_ok");
+    let p = a.pairs.iter().find(|p| p.verdict == tensorpeek::model::audit::Verdict::Mismatch).unwrap();
+    assert_eq!(p.source.as_deref(), Some("model.layers.1.self_attn.k_proj.weight"));
+    assert_eq!(p.first_mismatch.map(|m| (m.index, m.source, m.target)), Some((587, 0.033447265625, -0.033447265625)));
+}

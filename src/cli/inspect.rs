@@ -15,7 +15,7 @@ use std::process::ExitCode;
 /// The files to open: each path named, and the files of each folder named (one level,
 /// sorted by name). Files named explicitly are inspected even when they are not model
 /// files (to say why); a folder's other files are classified and skipped.
-fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
+pub(super) fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -30,7 +30,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
     Ok(out)
 }
 
-fn open(path: &Path, explain: bool) -> Result<SetInput<FileSource>, String> {
+pub(super) fn open(path: &Path, explain: bool) -> Result<SetInput<FileSource>, String> {
     let src = FileSource::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     Ok(SetInput { name: file_name(path), src, explain })
 }

@@ -1,10 +1,12 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
 //! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
-//! pickle-based checkpoints to safetensors) and the hidden `bench-values` ([`bench`]). Text
-//! output is in [`print`]; the exit status in [`exit`]:
+//! pickle-based checkpoints to safetensors), `tensorpeek audit SRC… --against DST… [--json]
+//! [--first-mismatch]` ([`audit`]) and the hidden benchmarks `bench-values` ([`bench`]) and
+//! `bench-audit` ([`audit::bench`]). Text output is in [`print`]; the exit status in [`exit`]:
 //! 0 every file sound (warnings allowed), 1 some file has errors, 2 usage.
 
+mod audit;
 mod bench;
 mod convert;
 pub mod exit;
@@ -47,6 +49,32 @@ enum Command {
         /// Print the JSON report with this tensor's `stats` filled in.
         #[arg(long)]
         json: bool,
+    },
+    /// Audit a conversion: pair every source tensor with its target (by role for
+    /// safetensors → GGUF, by name for two files of one format), undo the converter's
+    /// transformations and compare the values, tensor by tensor.
+    Audit {
+        /// The source: a checkpoint folder, its shards (+ config.json), or one file.
+        #[arg(required = true)]
+        source: Vec<PathBuf>,
+        /// The target: a GGUF, all parts of a split GGUF, or safetensors / GGUF of the
+        /// source's format (pairing by name).
+        #[arg(long, required = true, num_args = 1..)]
+        against: Vec<PathBuf>,
+        /// Print the JSON report with its `audit` object (docs/report.md).
+        #[arg(long)]
+        json: bool,
+        /// Stop at the first mismatching or missing tensor (the audit is then incomplete).
+        #[arg(long)]
+        first_mismatch: bool,
+    },
+    /// Benchmark: the audit's throughput (source bytes per second) and peak memory.
+    #[command(hide = true)]
+    BenchAudit {
+        #[arg(required = true)]
+        source: Vec<PathBuf>,
+        #[arg(long, required = true, num_args = 1..)]
+        against: Vec<PathBuf>,
     },
     /// The SHA-256 of whole files, as `sha256sum` prints it (`HEX  PATH`): compare a
     /// download with its published hash.
@@ -93,6 +121,8 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
+        Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
+        Command::BenchAudit { source, against } => audit::bench(&source, &against),
         Command::Sha256 { files } => sha256::run(&files),
         Command::Convert { files, output } => convert::run(&files, &output),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),

@@ -1,6 +1,7 @@
 //! Element types: the safetensors dtypes (this file) and the ggml type table (`ggml`).
 //! `decode` turns stored bytes into values; `quant` and `iquant` dequantize ggml block types
-//! (`grids`: ggml's i-quant lookup tables).
+//! (`grids`: ggml's i-quant lookup tables); `quantize` goes the other way for the types a
+//! converter writes deterministically.
 
 mod block;
 pub mod decode;
@@ -9,6 +10,8 @@ pub mod iquant;
 pub mod quant;
 
 pub mod ggml;
+
+pub mod quantize;
 
 use ggml::GgmlType;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -11,11 +11,32 @@ use wasm_bindgen_futures::JsFuture;
 
 pub struct BlobSource {
     blob: web_sys::Blob,
+    /// The JS buffer [`ByteSource::read_into`] reads into, kept for the next read.
+    spare: std::cell::RefCell<Option<js_sys::ArrayBuffer>>,
+    /// The stream [`ByteSource::read_into`] left open where its last read ended.
+    cursor: std::cell::RefCell<Option<Cursor>>,
 }
+
+/// A BYOB reader over `slice(at, len)` of the blob, positioned at `pos`.
+struct Cursor {
+    reader: web_sys::ReadableStreamByobReader,
+    pos: u64,
+}
+
+/// Largest JS buffer [`BlobSource::read_into`] keeps between reads (a longer read goes
+/// through it in pieces): 64 MiB, the longest chunk any read loop asks for.
+pub const MAX_READ_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Largest gap [`BlobSource::read_into`] reads over (and drops) to keep its stream rather
+/// than open a new one: GGUF tensors are aligned (gaps under 64 bytes), a safetensors header
+/// sits between shards' tensors only at file starts. Opening a stream per 8 MiB read halves
+/// Chromium's throughput (measured: 0.43 against 0.72 GB/s, 1.05 against 2.03 GB/s over
+/// 2 GiB), so sequential reads continue one stream.
+pub const MAX_SKIP_BYTES: u64 = 1024 * 1024;
 
 impl BlobSource {
     pub fn new(blob: web_sys::Blob) -> Self {
-        BlobSource { blob }
+        BlobSource { blob, spare: std::cell::RefCell::new(None), cursor: std::cell::RefCell::new(None) }
     }
 
     pub fn blob(&self) -> &web_sys::Blob {
@@ -71,6 +92,103 @@ impl ByteSource for BlobSource {
         }
         Ok(bytes)
     }
+
+    /// A BYOB stream reader into one JS buffer kept from read to read (no new `ArrayBuffer`
+    /// per read for the garbage collector to pile up), copied into `buf`. The stream stays
+    /// open where the read ended, so the next read at (or a little past) that offset goes
+    /// on with it; `read_at` when the browser has no byte stream.
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= MAX_SAFE_OFFSET)
+            .ok_or_else(|| SourceError::new(format!("range {start}+{len} is out of reach")))?;
+        let n = usize::try_from(len).map_err(|_| SourceError::new(format!("a read of {len} bytes does not fit in memory")))?;
+        if end > self.len() {
+            return Err(SourceError::new(format!("asked for {len} bytes at {start}, past the end of the {} bytes (the file changed?)", self.len())));
+        }
+        // The open stream if it can go on to `start`; else a new one from `start` to the end.
+        let taken = self.cursor.borrow_mut().take();
+        let mut cursor = match taken {
+            Some(c) if c.pos <= start && start - c.pos <= MAX_SKIP_BYTES => Some(c),
+            Some(old) => {
+                let _ = old.reader.cancel();
+                None
+            }
+            None => None,
+        };
+        if cursor.is_none() {
+            let slice = self
+                .blob
+                .slice_with_f64_and_f64(start as f64, self.len().min(MAX_SAFE_OFFSET) as f64)
+                .map_err(|e| js_err("Blob.slice failed", e))?;
+            match web_sys::ReadableStreamByobReader::new(&slice.stream()) {
+                Ok(reader) => cursor = Some(Cursor { reader, pos: start }),
+                Err(_) => {
+                    *buf = self.read_at(start, len).await?;
+                    return Ok(());
+                }
+            }
+        }
+        let Some(mut cursor) = cursor else { return Err(SourceError::new("no stream to read")) };
+        let want = u32::try_from(len.clamp(1, MAX_READ_BUFFER_BYTES)).unwrap_or(u32::MAX);
+        let mut js = match self.spare.borrow_mut().take() {
+            Some(b) if b.byte_length() >= want => b,
+            _ => js_sys::ArrayBuffer::new(want),
+        };
+        // Read over the gap, then into `buf`.
+        let gap = usize::try_from(start - cursor.pos).unwrap_or(0);
+        let mut skip = Vec::new();
+        let result = async {
+            if gap > 0 {
+                skip.resize(gap, 0);
+                pull(&cursor.reader, &mut js, &mut skip).await?;
+            }
+            buf.resize(n, 0);
+            pull(&cursor.reader, &mut js, buf).await
+        }
+        .await;
+        *self.spare.borrow_mut() = Some(js);
+        match result {
+            Ok(()) => {
+                cursor.pos = end;
+                *self.cursor.borrow_mut() = Some(cursor);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = cursor.reader.cancel();
+                Err(SourceError::new(format!("reading bytes {start}..{end}: {e}")))
+            }
+        }
+    }
+}
+
+/// Fills `dst` from a BYOB reader through the JS buffer `js` (which each read transfers and
+/// hands back as a new `ArrayBuffer` over the same memory).
+async fn pull(reader: &web_sys::ReadableStreamByobReader, js: &mut js_sys::ArrayBuffer, dst: &mut [u8]) -> Result<(), SourceError> {
+    let mut filled = 0usize;
+    while filled < dst.len() {
+        let room = u32::try_from(dst.len() - filled).unwrap_or(u32::MAX).min(js.byte_length());
+        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(js, 0, room);
+        let r = JsFuture::from(reader.read_with_array_buffer_view(&view)).await.map_err(|e| js_err("the read failed", e))?;
+        let done = js_sys::Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
+        let value: Option<js_sys::Uint8Array> = js_sys::Reflect::get(&r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok());
+        let Some(value) = value else { break };
+        *js = value.buffer();
+        if done == Some(true) {
+            break;
+        }
+        let got = value.length() as usize;
+        let Some(part) = dst.get_mut(filled..filled.saturating_add(got)) else { break };
+        value.copy_to(part);
+        filled += got;
+        if got == 0 {
+            break;
+        }
+    }
+    if filled != dst.len() {
+        return Err(SourceError::new(format!("the stream ended after {filled} of {} bytes (the file changed?)", dst.len())));
+    }
+    Ok(())
 }
 
 /// Chunk buffers not in use. A buffer is taken for each read and given back once its bytes

@@ -29,6 +29,12 @@ impl ByteSource for FileSource {
     }
 
     async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        let mut buf = Vec::new();
+        self.read_into(start, len, &mut buf).await?;
+        Ok(buf)
+    }
+
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
         let n = usize::try_from(len)
             .map_err(|_| SourceError::new(format!("a read of {len} bytes does not fit in memory")))?;
         let mut file = self
@@ -37,9 +43,9 @@ impl ByteSource for FileSource {
             .map_err(|_| SourceError::new("the file handle is poisoned"))?;
         file.seek(SeekFrom::Start(start))
             .map_err(|e| SourceError::new(format!("seek to {start}: {e}")))?;
-        let mut buf = vec![0u8; n];
-        file.read_exact(&mut buf)
+        buf.resize(n, 0);
+        file.read_exact(buf)
             .map_err(|e| SourceError::new(format!("read of {len} bytes at {start}: {e}")))?;
-        Ok(buf)
+        Ok(())
     }
 }

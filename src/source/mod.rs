@@ -7,8 +7,10 @@
 //! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
 //! asks for; [`ranges`] feeds the pickle family's reader the ranges it asks for anywhere
 //! in the file; [`inspect`] reads one file's header; [`set`] opens a set of files (a
-//! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder.
+//! checkpoint, a split GGUF); [`scan`] streams one tensor's bytes through the decoder;
+//! [`audit`] reads two models' tensors side by side for the conversion audit.
 
+pub mod audit;
 #[cfg(target_arch = "wasm32")]
 pub mod blob;
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +44,14 @@ pub trait ByteSource {
     /// Reads `len` bytes at `start`. Implementations must return exactly that many bytes
     /// or an error; callers never ask past `self.len()`.
     async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError>;
+
+    /// Reads `len` bytes at `start` into `buf` (resized to `len`), so that a loop can reuse
+    /// one buffer (the audit reads two 8 MiB buffers per step; a fresh allocation per read
+    /// costs page faults). By default, `read_at`'s result replaces `buf`.
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        *buf = self.read_at(start, len).await?;
+        Ok(())
+    }
 }
 
 /// A shared source is a source (the page keeps its files behind `Rc`s).
@@ -52,6 +62,25 @@ impl<T: ByteSource + ?Sized> ByteSource for std::rc::Rc<T> {
 
     async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
         (**self).read_at(start, len).await
+    }
+
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        (**self).read_into(start, len, buf).await
+    }
+}
+
+/// A borrowed source is a source (the audit reads the files a set driver opened).
+impl<T: ByteSource + ?Sized> ByteSource for &T {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        (**self).read_at(start, len).await
+    }
+
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        (**self).read_into(start, len, buf).await
     }
 }
 

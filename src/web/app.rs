@@ -2,6 +2,7 @@
 //! checkpoint) and the view of the tab shown. Files are opened by [`use_open_files`];
 //! every view renders from [`State`].
 
+use super::audit_view::{self, AuditRun, AuditView, AUDIT_TAB};
 use super::file_view::FileView;
 use super::folder;
 use super::hooks::{use_open_files, OpenRequest};
@@ -38,11 +39,15 @@ fn named_files(list: Option<web_sys::FileList>) -> (Vec<(String, web_sys::File)>
     (named, from_folder)
 }
 
-/// The report of every open file (with the values read so far) and the merged model.
-fn report_of_all(state: &State) -> Report {
+/// The report of every open file (with the values read so far), the merged model and the
+/// audit once one ran.
+fn report_of_all(state: &State, audit: &AuditRun) -> Report {
     let mut r = Report::new(state.inspections().map(|(f, i)| FileReport::of(i, &state.values_of(f.id))).collect());
     let checkpoint = state.checkpoint.as_ref().and_then(|c| c.model.as_ref()).map(|m| ModelSection::Checkpoint(Box::new(m.0.model.clone())));
     r.model = checkpoint.or_else(|| split_view::models(state).into_iter().next().map(|m| ModelSection::Split(Box::new(m))));
+    if let AuditRun::Done { audit, .. } = audit {
+        r.audit = Some(Box::new((**audit).clone()));
+    }
     r
 }
 
@@ -161,6 +166,8 @@ pub fn app() -> Html {
     let sources = use_memo((), |_| Sources::default());
     let sources: Sources = (*sources).clone();
     let open = use_open_files(state.dispatcher(), sources.clone());
+    let audit = audit_view::use_audit(sources.clone());
+    let sides = audit_view::sides(&state);
     let dragging = use_state(|| false);
     let address = use_memo((), |_| Address::current());
     let embed = address.embed;
@@ -295,8 +302,8 @@ pub fn app() -> Html {
 
     let done = state.inspections().count();
     let export_all = {
-        let state = state.clone();
-        Callback::from(move |_: ()| report_of_all(&state).to_json_pretty())
+        let (state, run) = (state.clone(), audit.run.clone());
+        Callback::from(move |_: ()| report_of_all(&state, &run).to_json_pretty())
     };
     let show = |id: u32| {
         let d = state.dispatcher();
@@ -319,7 +326,19 @@ pub fn app() -> Html {
         };
         tab(state.current == Some(c.id), m, format!("Model · {}", c.name), format!("{}: the merged model", c.name), "model-tab", show(c.id))
     });
+    let audit_tab = (sides.is_some() || audit.run != AuditRun::Idle).then(|| {
+        let m = match &audit.run {
+            AuditRun::Done { audit, .. } if audit.ok => ("ok", "✓"),
+            AuditRun::Done { .. } | AuditRun::Failed(_) => ("err", "✗"),
+            AuditRun::Starting | AuditRun::Running { .. } => ("reading", "…"),
+            _ => ("audit", "⇄"),
+        };
+        tab(state.current == Some(AUDIT_TAB), m, "Audit".into(), "Audit the conversion: source against GGUF, tensor by tensor".into(), "audit-tab", show(AUDIT_TAB))
+    });
     let view = match (state.checkpoint.as_ref().filter(|c| state.current == Some(c.id)), state.current_file()) {
+        _ if state.current == Some(AUDIT_TAB) => html! {
+            <AuditView sides={sides.clone()} run={audit.run.clone()} start={audit.start.clone()} cancel={audit.cancel.clone()} export={export_all.clone()} />
+        },
         (Some(c), _) => {
             let id = c.id;
             let on_close = close.reform(move |_: ()| id);
@@ -406,7 +425,7 @@ pub fn app() -> Html {
                 </section>
             }
             if !state.files.is_empty() || state.checkpoint.is_some() {
-                <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for tabs }</nav>
+                <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for audit_tab }{ for tabs }</nav>
                 if !embed && state.current.is_some() {
                     <div class="sharebar">
                         <Share url={linkable(&state).then(|| AttrValue::from(page_url(&link_of(&state).fragment(), false)))} />

@@ -7,12 +7,14 @@
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
 //! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`],
-//! [`verify_view`]), [`folder`] (walking a dropped folder), files on the web ([`remote`]:
-//! the page's address, deep links and resolving URLs and Hub repositories; [`url_view`]:
-//! the URL field, the Hub chooser, Copy link), and the worker side: [`protocol`] (typed
-//! messages), [`worker`] and [`hasher`].
+//! [`verify_view`]), [`folder`] (walking a dropped folder), [`audit_view`] (the Audit tab),
+//! files on the web ([`remote`]: the page's address, deep links and resolving URLs and Hub
+//! repositories; [`url_view`]: the URL field, the Hub chooser, Copy link), and the worker
+//! side: [`protocol`] (typed messages), [`worker`], [`audit_worker`] and [`hasher`].
 
 pub mod app;
+pub mod audit_view;
+pub mod audit_worker;
 pub mod components;
 pub mod file_view;
 pub mod folder;

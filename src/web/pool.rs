@@ -73,11 +73,13 @@ pub fn take() -> Result<(Worker, bool), String> {
     Worker::new(WORKER_URL).map(|w| (w, false)).map_err(|e| format!("{e:?}"))
 }
 
+type Listener = Closure<dyn FnMut(web_sys::Event)>;
+
 /// Warms the spare on the first sign of intent (then stops listening).
 pub fn watch_intent() {
     let Some(window) = web_sys::window() else { return };
     let events = ["dragenter", "pointerover", "focusin", "keydown", "touchstart"];
-    let handler: Rc<RefCell<Option<Closure<dyn FnMut(web_sys::Event)>>>> = Rc::new(RefCell::new(None));
+    let handler: Rc<RefCell<Option<Listener>>> = Rc::new(RefCell::new(None));
     let h = handler.clone();
     let w = window.clone();
     *handler.borrow_mut() = Some(Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {

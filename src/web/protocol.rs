@@ -10,6 +10,7 @@
 //! Stats cross as objects, not JSON, so NaN/±Inf in a preview stay exact.
 
 use crate::error::{Code, Finding};
+use crate::model::audit::Audit;
 use crate::stats::Stats;
 use crate::vocab::TensorEntry;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,25 @@ pub enum Request {
         #[serde(default)]
         classify_by_content: bool,
     },
+    /// Audit a conversion (`source::audit::run_audit`): the source's model files against
+    /// the target's. Answered with [`AuditResponse`]s.
+    #[serde(rename_all = "camelCase")]
+    Audit {
+        /// The source's `File`s (a JS array), and their names in the same order.
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        source: JsValue,
+        source_names: Vec<String>,
+        /// The target's `File`s and names.
+        #[serde(with = "serde_wasm_bindgen::preserve")]
+        target: JsValue,
+        target_names: Vec<String>,
+        /// The source checkpoint's config.json, as JSON text (the page keeps it parsed).
+        #[serde(default)]
+        config: Option<String>,
+        /// Stop at the first failing pair.
+        #[serde(default)]
+        first_mismatch: bool,
+    },
 }
 
 /// One file of an [`Request::Open`]: a `File`, or a URL read with range requests.
@@ -112,6 +132,23 @@ pub struct Skip {
     pub reason: String,
 }
 
+/// Values worker → page, for an audit ([`Request::Audit`]).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum AuditResponse {
+    /// The worker listens (the same first message as [`Response::Ready`]).
+    Ready,
+    /// Where the audit is: pairs done, source bytes read, and the pair being read.
+    #[serde(rename_all = "camelCase")]
+    AuditProgress { pairs_done: u64, pairs: u64, done: u64, total: u64, current: Option<String> },
+    /// The audit (as an object, so every number crosses exactly), and what running it
+    /// cost: time, source tensor bytes compared, the worker's wasm memory.
+    #[serde(rename_all = "camelCase")]
+    AuditDone { audit: Box<Audit>, ms: f64, bytes: u64, wasm_memory: u64 },
+    /// The sides could not be planned (a usage error) or the request was bad.
+    AuditFailed { message: String },
+}
+
 /// A finding as it crosses to the page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
@@ -149,7 +186,7 @@ pub enum Response {
     Progress { done: u64, total: u64 },
     #[serde(rename_all = "camelCase")]
     Done {
-        stats: Stats,
+        stats: Box<Stats>,
         /// Bytes this worker read from the file.
         bytes_read: u64,
         ms: f64,

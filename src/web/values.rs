@@ -75,7 +75,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             let on_result = Callback::from(move |r: Response| {
                 if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
                     timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
-                    on_stats.emit(stats);
+                    on_stats.emit(*stats);
                 }
             });
             let (file, url) = match &src {

@@ -78,6 +78,7 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         Ok(Request::Scan { file, url, len, entry, sha256, chunk, slices, strided }) => (file, url, len, entry, sha256, chunk, slices, strided),
         Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
         Ok(Request::Hash { file, url, len }) => return hash(scope, file, url, len).await,
+        Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit, PROGRESS_INTERVAL_MS, wasm_memory).await,
         Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
     };
     let count = Rc::new(FetchCount::default());
@@ -117,7 +118,7 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
         Ok((stats, bytes_read, hashing)) => post(
             scope,
             &Response::Done {
-                stats,
+                stats: Box::new(stats),
                 bytes_read: if matches!(target, Target::Url(_)) { count.bytes.get() } else { bytes_read },
                 ms: js_sys::Date::now() - started,
                 wasm_memory: wasm_memory(),

@@ -1,0 +1,429 @@
+//! The page's **Audit** tab: when a safetensors model (a checkpoint, or safetensors files)
+//! and a GGUF (one file, or the parts of a split model) are open together, a tab offers to
+//! audit the conversion. **Run audit** hands both sides' `File`s to a Web Worker (the values
+//! worker's program, [`super::audit_worker`]) that reads them tensor by tensor; the tab
+//! shows progress (pairs, bytes, rate, ETA) with **Cancel** (the worker is terminated), then
+//! the summary line ("20/20 exact"), each pair with its transforms and verdict, the
+//! largest differences and the size reconciliation; **Export JSON** writes the report with
+//! its `audit` object.
+//!
+//! Everything from a file is rendered as text (Yew escapes it).
+
+use super::components::{now_ms, ExportButton};
+use super::protocol::{from_js, to_js, AuditResponse, Request};
+use super::sources::Sources;
+use super::state::State;
+use crate::fmt;
+use crate::model::audit::reconcile::Balance;
+use crate::model::audit::{Audit, PairReport, Verdict};
+use crate::vocab::Format;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
+use yew::prelude::*;
+
+/// The Audit tab's id among the tabs (file ids count up from 1).
+pub const AUDIT_TAB: u32 = u32::MAX;
+
+/// Rows of the "largest differences" list.
+pub const LARGEST_DIFFERENCES: usize = 10;
+
+/// What the page would audit: the source's and the target's tabs (file ids) and names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sides {
+    pub source: Vec<(u32, String)>,
+    pub target: Vec<(u32, String)>,
+    /// The source checkpoint's config.json (as parsed by the page), as JSON text.
+    pub config: Option<String>,
+}
+
+/// The sides among the open files: the checkpoint's shards (or every safetensors file)
+/// against every GGUF file; `None` unless both are there and read.
+pub fn sides(state: &State) -> Option<Sides> {
+    // A safetensors tab that was read (a checkpoint's ids also name its other files).
+    let name = |id: u32| {
+        state.files.iter().find(|f| f.id == id && f.inspection().is_some_and(|i| i.format == Format::Safetensors)).map(|f| (id, f.name.clone()))
+    };
+    let done = |format: Format| state.inspections().filter(move |(_, i)| i.format == format).map(|(f, _)| (f.id, f.name.clone()));
+    let (source, config) = match &state.checkpoint {
+        Some(c) => {
+            let model = c.model.as_ref()?;
+            let config = model.0.model.architecture.as_ref().and_then(|a| serde_json::to_string(&a.raw).ok());
+            (c.shard_ids.iter().filter_map(|id| name(*id)).collect(), config)
+        }
+        None => (done(Format::Safetensors).collect::<Vec<_>>(), None),
+    };
+    let target: Vec<(u32, String)> = done(Format::Gguf).collect();
+    (!source.is_empty() && !target.is_empty()).then_some(Sides { source, target, config })
+}
+
+/// An audit on the page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AuditRun {
+    Idle,
+    /// The worker is loading.
+    Starting,
+    Running { pairs_done: u64, pairs: u64, done: u64, total: u64, current: Option<String>, started: f64, now: f64 },
+    Done { audit: Rc<Audit>, ms: f64, wasm_memory: u64, bytes: u64 },
+    Cancelled { pairs_done: u64, pairs: u64 },
+    Failed(String),
+}
+
+/// The audit worker and its handlers (kept alive while the worker may call them).
+struct Job {
+    worker: Worker,
+    _onmessage: Closure<dyn FnMut(MessageEvent)>,
+    _onerror: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.worker.terminate();
+    }
+}
+
+/// The audit as the app holds it: its state, start (with the sides and first-mismatch) and
+/// cancel.
+pub struct AuditHandle {
+    pub run: AuditRun,
+    pub start: Callback<(Sides, bool)>,
+    pub cancel: Callback<()>,
+}
+
+/// The audit runs in a Web Worker; Cancel terminates it at once, a new run starts a fresh
+/// one. Held by the app, so the result outlives switching tabs.
+#[hook]
+pub fn use_audit(sources: Sources) -> AuditHandle {
+    let run = use_state(|| AuditRun::Idle);
+    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
+    {
+        let job = job.clone();
+        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
+    }
+    let start = {
+        let (run, job) = (run.clone(), job.clone());
+        Callback::from(move |(sides, first_mismatch): (Sides, bool)| {
+            drop(job.borrow_mut().take());
+            match spawn(&sources, &sides, first_mismatch, run.clone()) {
+                Ok(j) => {
+                    *job.borrow_mut() = Some(j);
+                    run.set(AuditRun::Starting);
+                }
+                Err(e) => run.set(AuditRun::Failed(e)),
+            }
+        })
+    };
+    let cancel = {
+        let (run, job) = (run.clone(), job.clone());
+        Callback::from(move |_: ()| {
+            drop(job.borrow_mut().take());
+            let (pairs_done, pairs) = match &*run {
+                AuditRun::Running { pairs_done, pairs, .. } => (*pairs_done, *pairs),
+                _ => (0, 0),
+            };
+            run.set(AuditRun::Cancelled { pairs_done, pairs });
+        })
+    };
+    AuditHandle { run: (*run).clone(), start, cancel }
+}
+
+/// The `File`s of some tabs as a JS array (a tab closed meanwhile is an error).
+fn files(sources: &Sources, tabs: &[(u32, String)]) -> Result<(js_sys::Array, Vec<String>), String> {
+    let array = js_sys::Array::new();
+    let mut names = Vec::new();
+    for (id, name) in tabs {
+        let src = sources.get(*id).ok_or_else(|| format!("{name} is no longer open; open it again"))?;
+        let local = src
+            .blob()
+            .ok_or_else(|| format!("{name} was opened by URL; the audit reads both sides from disk (download them, then open them here)"))?;
+        array.push(local.blob());
+        names.push(name.clone());
+    }
+    Ok((array, names))
+}
+
+fn spawn(sources: &Sources, sides: &Sides, first_mismatch: bool, run: UseStateHandle<AuditRun>) -> Result<Job, String> {
+    let (source, source_names) = files(sources, &sides.source)?;
+    let (target, target_names) = files(sources, &sides.target)?;
+    let request = to_js(&Request::Audit {
+        source: source.into(),
+        source_names,
+        target: target.into(),
+        target_names,
+        config: sides.config.clone(),
+        first_mismatch,
+    })?;
+    let (worker, ready) = super::pool::take().map_err(|e| format!("the audit worker could not start: {e}"))?;
+    let request2 = request.clone();
+    let w = worker.clone();
+    let run_err = run.clone();
+    let started = Rc::new(std::cell::Cell::new(now_ms()));
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<AuditResponse>(e.data()) {
+        Ok(AuditResponse::Ready) => {
+            started.set(now_ms());
+            if let Err(e) = w.post_message(&request) {
+                run.set(AuditRun::Failed(format!("could not hand the files to the worker: {e:?}")));
+            }
+        }
+        Ok(AuditResponse::AuditProgress { pairs_done, pairs, done, total, current }) => {
+            run.set(AuditRun::Running { pairs_done, pairs, done, total, current, started: started.get(), now: now_ms() })
+        }
+        Ok(AuditResponse::AuditDone { audit, ms, bytes, wasm_memory }) => {
+            w.terminate();
+            run.set(AuditRun::Done { audit: Rc::from(audit), ms, wasm_memory, bytes });
+        }
+        Ok(AuditResponse::AuditFailed { message }) => {
+            w.terminate();
+            run.set(AuditRun::Failed(message));
+        }
+        Err(e) => {
+            w.terminate();
+            run.set(AuditRun::Failed(format!("the worker's answer was not understood: {e}")));
+        }
+    });
+    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+    let w2 = worker.clone();
+    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        w2.terminate();
+        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
+        run_err.set(AuditRun::Failed(format!("the audit worker failed: {detail}")));
+    });
+    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+    if ready {
+        // A warm worker (super::pool) already said Ready.
+        worker.post_message(&request2).map_err(|e| format!("could not hand the files to the worker: {e:?}"))?;
+    }
+    Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
+}
+
+#[derive(Properties, PartialEq)]
+pub struct AuditViewProps {
+    pub sides: Option<Sides>,
+    pub run: AuditRun,
+    pub start: Callback<(Sides, bool)>,
+    pub cancel: Callback<()>,
+    /// The report with the audit, as JSON (built when Export is pressed).
+    pub export: Callback<(), String>,
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), fmt::short)
+}
+
+/// A pair's details: the numbers, the first mismatch, the reason or hint.
+fn details(p: &PairReport) -> String {
+    let mut parts = Vec::new();
+    if let (Some(c), true) = (p.count, p.verdict != Verdict::Exact) {
+        if c > 0 {
+            parts.push(format!("max_abs {} · rmse {} · max_rel {}", num(p.max_abs), num(p.rmse), num(p.max_rel)));
+        }
+    }
+    if let (Some(c), Verdict::Exact) = (p.count, p.verdict) {
+        parts.push(format!("{} values", fmt::thousands(c)));
+    }
+    if let Some(r) = p.requant_exact {
+        parts.push(format!("requant_exact {r}"));
+    }
+    if let Some(m) = &p.first_mismatch {
+        parts.push(format!("first at [{}]: {} vs {}", fmt::thousands(m.index), fmt::short(m.source), fmt::short(m.target)));
+    }
+    if let Some(h) = &p.hint {
+        parts.push(h.clone());
+    }
+    if let Some(r) = &p.reason {
+        parts.push(r.clone());
+    }
+    if let Some(g) = &p.generated {
+        parts.push(format!("checked against {}", g.from));
+    }
+    parts.join(" · ")
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Exact | Verdict::GeneratedOk => "ok",
+        Verdict::Close => "close",
+        Verdict::NotCompared => "dim",
+        _ => "bad",
+    }
+}
+
+fn balance(title: &str, testid: &str, b: &Balance) -> Html {
+    html! {
+        <div class="card" data-testid={testid.to_string()}>
+            <h3>{ title }</h3>
+            <p class="mono">
+                { format!("source {} → target {} ({})", fmt::thousands(b.source), fmt::thousands(b.target), fmt::signed(i128::from(b.difference))) }
+                <span class={if b.adds_up { "ok" } else { "bad" }}>{ if b.adds_up { " · adds up ✓" } else { " · does not add up" } }</span>
+            </p>
+            <table class="mini">
+                <tbody>
+                    { for b.terms.iter().map(|t| html! {
+                        <tr data-testid="audit-term" data-key={t.key.clone()}>
+                            <td class="n mono">{ fmt::signed(i128::from(t.bytes)) }</td>
+                            <td>{ t.what.clone() }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+fn result(a: &Audit, ms: f64, bytes: u64, wasm_memory: u64) -> Html {
+    let (class, icon) = if a.ok { ("ok", "✓") } else { ("err", "✗") };
+    let secs = ms / 1000.0;
+    let mut diffs: Vec<&PairReport> = a.pairs.iter().filter(|p| matches!(p.verdict, Verdict::Mismatch | Verdict::Close)).collect();
+    diffs.sort_by(|x, y| y.max_abs.unwrap_or(f64::INFINITY).total_cmp(&x.max_abs.unwrap_or(f64::INFINITY)));
+    html! {
+        <>
+            <div class={classes!("verdict", class)} role="status" data-testid="audit-verdict" data-ok={a.ok.to_string()}>
+                <span class="icon" aria-hidden="true">{ icon }</span>
+                <span class="text big" data-testid="audit-summary">{ a.summary_line.clone() }</span>
+                <span class="dim read" data-testid="audit-read" data-ms={format!("{ms:.0}")} data-bytes={bytes.to_string()} data-wasm-memory={wasm_memory.to_string()}>
+                    { format!("{} of source tensors read in {secs:.2} s ({}) · worker memory {}{}",
+                        fmt::human_bytes(bytes), fmt::rate(bytes as f64 / secs.max(1e-9)), fmt::human_bytes(wasm_memory),
+                        if a.complete { "" } else { " · stopped early" }) }
+                </span>
+            </div>
+            <p class="dim">
+                { format!("{} audit{} · source {} {} ({} tensors) · target {} {} ({} tensors)",
+                    a.mode, a.architecture.as_deref().map_or_else(String::new, |x| format!(" of a {x} model")),
+                    a.source.format, a.source.files.join(", "), fmt::thousands(a.source.tensors),
+                    a.target.format, a.target.files.join(", "), fmt::thousands(a.target.tensors)) }
+            </p>
+            if !a.notes.is_empty() {
+                <ul class="audit-notes" data-testid="audit-notes">{ for a.notes.iter().map(|n| html! { <li>{ n.clone() }</li> }) }</ul>
+            }
+            if !diffs.is_empty() {
+                <div class="card">
+                    <h3>{ "Largest differences first" }</h3>
+                    <table class="mini" data-testid="audit-largest">
+                        <tbody>
+                            { for diffs.iter().take(LARGEST_DIFFERENCES).map(|p| html! {
+                                <tr>
+                                    <td class={verdict_class(p.verdict)}>{ p.verdict.name() }</td>
+                                    <td class="mono">{ num(p.max_abs) }</td>
+                                    <td class="mono">{ p.source.clone().unwrap_or_default() }</td>
+                                </tr>
+                            }) }
+                        </tbody>
+                    </table>
+                </div>
+            }
+            <div class="grid">
+                { balance("Tensor data", "audit-tensor-bytes", &a.reconciliation.tensor_bytes) }
+                { balance("Files", "audit-file-bytes", &a.reconciliation.file_bytes) }
+            </div>
+            <div class="card audit-pairs">
+                <h3>{ format!("Pairs ({})", a.pairs.len()) }</h3>
+                <div class="scroll">
+                    <table class="audit-table" data-testid="audit-pairs">
+                        <thead>
+                            <tr><th>{ "verdict" }</th><th>{ "source" }</th><th>{ "target" }</th><th>{ "dtypes" }</th><th>{ "transforms" }</th><th>{ "details" }</th></tr>
+                        </thead>
+                        <tbody>
+                            { for a.pairs.iter().map(|p| html! {
+                                <tr data-testid="audit-pair" data-verdict={p.verdict.name()}>
+                                    <td class={verdict_class(p.verdict)}>{ p.verdict.name() }</td>
+                                    <td class="mono name">{ p.source.clone().unwrap_or_else(|| "—".into()) }</td>
+                                    <td class="mono name">{ p.target.clone().unwrap_or_else(|| "—".into()) }</td>
+                                    <td class="mono">{ format!("{} → {}", p.source_dtype.as_deref().unwrap_or("—"), p.target_dtype.as_deref().unwrap_or("—")) }</td>
+                                    <td class="mono">{ p.transforms.join(", ") }</td>
+                                    <td>{ details(p) }</td>
+                                </tr>
+                            }) }
+                        </tbody>
+                    </table>
+                </div>
+            </div>
+        </>
+    }
+}
+
+#[function_component(AuditView)]
+pub fn audit_view(p: &AuditViewProps) -> Html {
+    let first_mismatch = use_state(|| false);
+    let busy = matches!(p.run, AuditRun::Starting | AuditRun::Running { .. });
+    let onrun = {
+        let (start, sides, first) = (p.start.clone(), p.sides.clone(), first_mismatch.clone());
+        Callback::from(move |_: MouseEvent| {
+            if let Some(s) = sides.clone() {
+                start.emit((s, *first));
+            }
+        })
+    };
+    let toggle = {
+        let first = first_mismatch.clone();
+        Callback::from(move |_: Event| first.set(!*first))
+    };
+    let cancel = p.cancel.reform(|_: MouseEvent| ());
+    let described = match &p.sides {
+        Some(s) => html! {
+            <p data-testid="audit-sides">
+                { "Source: " }<span class="mono">{ s.source.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ") }</span>
+                { " · target: " }<span class="mono">{ s.target.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ") }</span>
+                if s.config.is_none() { <span class="dim">{ " · no config.json: head counts come from the GGUF, generated tensors are not checked" }</span> }
+            </p>
+        },
+        None => html! { <p class="dim">{ "Open a safetensors model (a checkpoint folder, or its files) and the GGUF made from it to audit the conversion." }</p> },
+    };
+    let status = match &p.run {
+        AuditRun::Idle => html! {},
+        AuditRun::Starting => html! {
+            <div class="values-progress" data-testid="audit-progress" role="status">
+                <div class="progress indeterminate" aria-label="Starting the audit worker"><div></div></div>
+                <span class="dim">{ "opening both sides…" }</span>
+                <button type="button" onclick={cancel.clone()} data-testid="audit-cancel">{ "Cancel" }</button>
+            </div>
+        },
+        AuditRun::Running { pairs_done, pairs, done, total, current, started, now } => {
+            let pct = if *total == 0 { 0.0 } else { *done as f64 / *total as f64 * 100.0 };
+            let secs = ((now - started) / 1000.0).max(0.0);
+            let rate = if secs > 0.0 { *done as f64 / secs } else { 0.0 };
+            let eta = if rate > 0.0 { total.saturating_sub(*done) as f64 / rate } else { f64::NAN };
+            html! {
+                <div class="values-progress" data-testid="audit-progress" role="status">
+                    <div class="progress" role="progressbar" aria-label="Auditing" aria-valuemin="0" aria-valuemax="100" aria-valuenow={format!("{pct:.0}")}>
+                        <div class="bar" style={format!("width: {pct:.2}%")}></div>
+                    </div>
+                    <span class="mono" data-testid="audit-done">{ format!("{pairs_done}/{pairs} pairs · {} of {} bytes", fmt::thousands(*done), fmt::thousands(*total)) }</span>
+                    <span class="dim">{ format!(" · {}", fmt::rate(rate)) }</span>
+                    <span class="dim">{ if eta.is_finite() { format!(" · ETA {eta:.1} s") } else { String::new() } }</span>
+                    if let Some(c) = current { <span class="dim mono">{ format!(" · {c}") }</span> }
+                    <button type="button" onclick={cancel.clone()} data-testid="audit-cancel">{ "Cancel" }</button>
+                </div>
+            }
+        }
+        AuditRun::Cancelled { pairs_done, pairs } => html! {
+            <p class="dim" data-testid="audit-cancelled" role="status">{ format!("Cancelled after {pairs_done} of {pairs} pairs; no verdicts are shown for a partial audit.") }</p>
+        },
+        AuditRun::Failed(m) => html! { <p class="bad" data-testid="audit-failed" role="alert">{ m.clone() }</p> },
+        AuditRun::Done { audit, ms, wasm_memory, bytes } => result(audit, *ms, *bytes, *wasm_memory),
+    };
+    let done = matches!(p.run, AuditRun::Done { .. });
+    html! {
+        <article class="file audit" data-testid="audit-view">
+            <header class="file-head">
+                <h2 class="fname">{ "Conversion audit" }</h2>
+                <span class="pill">{ "audit" }</span>
+            </header>
+            <p class="dim">{ "Pairs every source tensor with its GGUF tensor by role, undoes the converter's transformations (dimension order, the Q/K row permutation, widening, quantization) and compares the values, tensor by tensor, reading both files in chunks." }</p>
+            { described }
+            <div class="values-controls">
+                <button type="button" class="primary" onclick={onrun} disabled={busy || p.sides.is_none()} data-testid="audit-run">{ if done { "Run again" } else { "Run audit" } }</button>
+                <label>
+                    <input type="checkbox" checked={*first_mismatch} onchange={toggle} disabled={busy} data-testid="audit-first-mismatch" />
+                    { " stop at the first mismatch" }
+                </label>
+                if done {
+                    <ExportButton file_name="tensorpeek-audit.json" json={p.export.clone()} testid="audit-export"
+                        title="Download the report with its audit object (the same JSON as tensorpeek audit --json)" />
+                }
+            </div>
+            { status }
+        </article>
+    }
+}
