@@ -236,12 +236,17 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   assert.match(await page.locator('[data-testid=values-done]').innerText(), / of 788,004,864 bytes$/);
   // Reading with SHA-256 (switched on above): the values worker and its nested hasher.
   for (let i = 0; i < 50 && page.workers().length < 2; i++) await new Promise((ok) => setTimeout(ok, 100));
-  assert.equal(page.workers().length, 2, 'values worker + hashing worker');
+  const reading = page.workers();
+  // The values worker and its hashing worker (and perhaps the page's idle spare, web/pool.rs).
+  assert.ok(reading.length >= 2 && reading.length <= 3, `${reading.length} workers`);
+  const closed = new Set();
+  for (const w of reading) w.on('close', () => closed.add(w));
   await page.click('[data-testid=values-cancel]');
   await page.waitForSelector('[data-testid=values-cancelled]');
-  // Cancel ends both.
-  for (let i = 0; i < 50 && page.workers().length > 0; i++) await new Promise((ok) => setTimeout(ok, 100));
-  assert.deepEqual(page.workers().map((w) => w.url()), []);
+  // Cancel ends both: what is left is at most the idle spare.
+  for (let i = 0; i < 50 && page.workers().length > 1; i++) await new Promise((ok) => setTimeout(ok, 100));
+  assert.ok(closed.size >= 2, `${closed.size} of the reading workers closed`);
+  assert.ok(page.workers().length <= 1, page.workers().map((w) => w.url()).join(' '));
   assert.equal(await page.locator('[data-testid=values-result]').count(), 0);
   assert.equal(await page.locator('[data-testid=values-progress]').count(), 0);
   // Still usable: another tensor's row selects.

@@ -64,7 +64,8 @@ test('a safetensors file by URL: the inventory of the reference reader, one rang
   const from = files.log.length;
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?url=${q(url)}`);
   await done(page);
-  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  // tiny_model's metadata holds HTML on purpose: a SuspiciousText warning.
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound with warnings');
   assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
   assert.equal(await text(page, '[data-testid=data-start]'), th(want.data_start));
   for (const t of want.tensors) {
@@ -85,7 +86,8 @@ test('a safetensors file by URL: the inventory of the reference reader, one rang
   // A URL whose name says nothing: told by its first bytes (already fetched).
   const two = await openPage(env.browser, `${env.server.url}?url=${q(files.url + 'download?id=7')}`);
   await done(two.page);
-  assert.equal(await two.page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound');
+  // tiny_model's metadata holds HTML on purpose: a SuspiciousText warning.
+  assert.equal(await two.page.getAttribute('[data-testid=verdict]', 'data-verdict'), 'sound with warnings');
   assert.equal(await text(two.page, '[data-testid=tensor-count]'), th(want.totals.tensors));
   await two.context.close();
 });
@@ -423,7 +425,7 @@ test('dist/ under /tensorpeek/: the app, a deep link through 404.html, the embed
     for (const id of ['embed-safetensors', 'embed-gguf']) {
       const frame = ex.page.frameLocator(`[data-testid=${id}]`);
       await frame.locator('[data-testid=file-view][data-state=done]').waitFor({ timeout: 30_000 });
-      assert.equal(await frame.locator('[data-testid=verdict]').getAttribute('data-verdict'), 'sound');
+      assert.match(await frame.locator('[data-testid=verdict]').getAttribute('data-verdict'), /^sound/);
       assert.equal(await frame.locator('[data-testid=file-input]').count(), 0);
       const full = await frame.locator('[data-testid=open-full]').getAttribute('href');
       assert.ok(full.startsWith(`${sub.origin}/tensorpeek/index.html#file=`) || full.startsWith(`${sub.origin}/tensorpeek/#file=`), full);
