@@ -5,6 +5,7 @@
 use super::audit_view::{self, AuditRun, AuditView, AUDIT_TAB};
 use super::file_view::FileView;
 use super::folder;
+use super::shell::{self, Handoff};
 use super::hooks::{use_open_files, OpenRequest};
 use yew::UseReducerDispatcher;
 use super::model_view::ModelView;
@@ -25,9 +26,12 @@ use yew::prelude::*;
 /// (a `webkitdirectory` pick), else the name. True when any file came from a folder.
 fn named_files(list: Option<web_sys::FileList>) -> (Vec<(String, web_sys::File)>, bool) {
     let Some(list) = list else { return (Vec::new(), false) };
+    named((0..list.length()).filter_map(|i| list.get(i)))
+}
+
+fn named(files: impl Iterator<Item = web_sys::File>) -> (Vec<(String, web_sys::File)>, bool) {
     let mut from_folder = false;
-    let named = (0..list.length())
-        .filter_map(|i| list.get(i))
+    let named = files
         .map(|f| match folder::relative_path(&f) {
             Some(p) => {
                 from_folder = true;
@@ -219,6 +223,35 @@ pub fn app() -> Html {
             Err(e) => url_error.set(Some(AttrValue::from(e))),
         })
     };
+    {
+        // What reached the first view (index.html's plain-HTML copy) before the app ran.
+        let (open, on_url) = (open.clone(), on_url.clone());
+        use_effect_with((), move |_| {
+            // What was typed in the first view moves to the app's controls once they are all
+            // in the document (child components render after this effect; the microtask
+            // still runs before a paint).
+            wasm_bindgen_futures::spawn_local(async { shell::restore() });
+            match shell::take() {
+            Some(Handoff::Url(text)) => on_url.emit(text),
+            Some(Handoff::Picked { files, .. }) => {
+                let (files, from_folder) = named(files.into_iter());
+                open.emit(OpenRequest::local(files, from_folder, Vec::new()));
+            }
+            Some(Handoff::Dropped { entries, files, directory }) => {
+                if directory {
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let (picked, notes) = folder::walk(entries).await;
+                        let files = picked.into_iter().map(|p| (p.path, p.file)).collect();
+                        open.emit(OpenRequest::local(files, true, notes));
+                    });
+                } else {
+                    let (files, from_folder) = named(files.into_iter());
+                    open.emit(OpenRequest::local(files, from_folder, Vec::new()));
+                }
+            }
+            None => {}
+        }});
+    }
     let on_choose = {
         let (open, d) = (open.clone(), state.dispatcher());
         Callback::from(move |(urls, files): (Vec<String>, Vec<String>)| {

@@ -3,7 +3,8 @@
 //!
 //! Rooms: [`app`] (drop zone, tabs), [`state`] (plain data + actions), [`sources`] (the
 //! files' `Blob`s, outside the state), [`hooks`] (opening files, the values worker),
-//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker),
+//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker), [`shell`] (taking over from the
+//! first view's plain HTML),
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
 //! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`],
@@ -27,6 +28,7 @@ pub mod opener;
 pub mod pool;
 pub mod protocol;
 pub mod remote;
+pub mod shell;
 pub mod sources;
 pub mod split_view;
 pub mod state;
@@ -41,8 +43,10 @@ pub mod worker;
 /// Installs the panic hook and mounts the app on `<body>`.
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
+    // The app only starts once a file is coming (www/loader.js): its worker too, now.
+    pool::warm();
+    shell::remove();
     yew::Renderer::<app::App>::new().render();
-    pool::watch_intent();
     register_service_worker();
 }
 

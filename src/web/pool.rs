@@ -1,9 +1,8 @@
 //! A warm worker: starting a Web Worker fetches and compiles its wasm, 50–200 ms on the
 //! machines we measured, which a person would otherwise wait for after every drop and every
-//! **Read values**. One spare worker is kept listening: it is started on the first sign
-//! that a file is coming (a drag entering the window, the pointer over the drop zone, focus
-//! on a file button or link box, a key press — [`watch_intent`]), and again after each job
-//! takes it. Nothing is fetched for a visitor who only reads the page.
+//! **Read values**. One spare worker is kept listening: it is started with the app (which
+//! itself starts on the first sign that a file is coming: `www/loader.js`), and again after
+//! each job takes it. Nothing is fetched for a visitor who only reads the page.
 //!
 //! A taken worker is used for one job and then terminated, as before: a job that panicked
 //! or was cancelled never leaves a worker behind in an unknown state.
@@ -71,42 +70,4 @@ pub fn take() -> Result<(Worker, bool), String> {
         s.worker.terminate();
     }
     Worker::new(WORKER_URL).map(|w| (w, false)).map_err(|e| format!("{e:?}"))
-}
-
-type Listener = Closure<dyn FnMut(web_sys::Event)>;
-
-/// Warms the spare on the first sign of intent (then stops listening).
-pub fn watch_intent() {
-    let Some(window) = web_sys::window() else { return };
-    let events = ["dragenter", "pointerover", "focusin", "keydown", "touchstart"];
-    let handler: Rc<RefCell<Option<Listener>>> = Rc::new(RefCell::new(None));
-    let h = handler.clone();
-    let w = window.clone();
-    *handler.borrow_mut() = Some(Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        // The pointer over the page's text is no intent; over the drop zone or a button it is.
-        if e.type_() == "pointerover" {
-            let near = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                .and_then(|el| el.closest("[data-testid=dropzone], button, input, label").ok().flatten())
-                .is_some();
-            if !near {
-                return;
-            }
-        }
-        warm();
-        if let Some(cb) = h.borrow_mut().take() {
-            for ev in events {
-                let _ = w.remove_event_listener_with_callback_and_bool(ev, cb.as_ref().unchecked_ref(), true);
-            }
-            // This closure is running: it is freed after this task.
-            wasm_bindgen_futures::spawn_local(async move { drop(cb) });
-        }
-    }));
-    let guard = handler.borrow();
-    if let Some(cb) = guard.as_ref() {
-        for ev in events {
-            let _ = window.add_event_listener_with_callback_and_bool(ev, cb.as_ref().unchecked_ref(), true);
-        }
-    }
 }

@@ -74,7 +74,9 @@ const INTENT_MS = 500;
 
 // drop → first inventory row, in the page (change event → first row in the DOM).
 async function ours(path, { longtasks = false, intent = true } = {}) {
-  const { context, page } = await openPage(browser, server.url);
+  // The first view as a person gets it (plain HTML; www/loader.js starts the app on the
+  // pointer's coming, or when the file arrives).
+  const { context, page } = await openPage(browser, server.url, { app: false });
   if (intent) {
     await page.hover('[data-testid=dropzone]');
     await page.waitForTimeout(INTENT_MS);
@@ -241,7 +243,9 @@ if (only('values')) {
   await valuesRow('values of a Q4_K tensor (536,870,912 values)', Q4K, 'token_embd.weight', { mvs: 300 });
 }
 
-// First load: what the page fetches before it is ready to take a file.
+// First load: what the page fetches before it is ready to take a file (the first view is
+// plain HTML that takes a file, a drop or a URL: www/loader.js), then what it fetches on
+// the first sign that a file is coming (the app, its styles' rest and the parse worker).
 if (only('load')) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -250,19 +254,30 @@ if (only('load')) {
   await page.goto(server.url);
   await page.waitForSelector('[data-testid=dropzone]');
   await page.waitForLoadState('networkidle');
-  let raw = 0, gz = 0;
-  const parts = [];
-  for (const r of got) {
-    const body = await r.body();
-    const z = zlib.gzipSync(body, { level: 9 }).length;
-    raw += body.length;
-    gz += z;
-    parts.push(`${path.basename(new URL(r.url()).pathname) || 'index.html'} ${(z / 1000).toFixed(1)}`);
-  }
-  const worker = got.filter((r) => /tensorpeek-worker/.test(r.url())).length;
+  const sum = async (list) => {
+    let raw = 0, gz = 0;
+    const parts = [];
+    for (const r of list) {
+      const body = await r.body();
+      const z = zlib.gzipSync(body, { level: 9 }).length;
+      raw += body.length;
+      gz += z;
+      parts.push(`${path.basename(new URL(r.url()).pathname) || 'index.html'} ${(z / 1000).toFixed(1)}`);
+    }
+    return { raw, gz, parts, n: list.length };
+  };
+  const first = await sum(got.splice(0));
+  const app = first.parts.some((p) => /tensorpeek-/.test(p));
+  await page.dispatchEvent('[data-testid=empty]', 'pointerover');
+  await page.waitForFunction(() => !document.getElementById('shell'));
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(500);
+  const then = await sum(got.splice(0));
   await context.close();
-  row(`first load (${got.length} files${worker ? `, ${worker} of the worker` : ', no worker'}), gzipped`,
-    `${(gz / 1000).toFixed(1)} KB (${(raw / 1000).toFixed(1)} KB raw; KB gz: ${parts.join(', ')})`, 'a bare Yew app ~90 KB', '≤ 250 KB', gz <= 250_000);
+  row(`first load (${first.n} files${app ? ', the app among them' : ', no app code'}), gzipped`,
+    `${(first.gz / 1000).toFixed(1)} KB (${(first.raw / 1000).toFixed(1)} KB raw; KB gz: ${first.parts.join(', ')}); ` +
+    `on the first sign of a file ${then.n} more, ${(then.gz / 1000).toFixed(1)} KB gz (${then.parts.join(', ')})`,
+    'a bare Yew app ~90 KB', '≤ 250 KB', first.gz <= 250_000);
 }
 
 await browser.close();

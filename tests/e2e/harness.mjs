@@ -138,7 +138,7 @@ export const cspViolations = [];
 /** A page on the served app with read counting, network and error logs. Service workers
  * are blocked unless `options.serviceWorkers` is 'allow' (the offline test): the app's
  * worker loader must be fetched through Playwright's route to be counted. */
-export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, ...options } = {}) {
+export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, app = true, ...options } = {}) {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, serviceWorkers: 'block', ...options });
   // Routing turns on Playwright's request interception for the whole context, under which
   // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
@@ -165,14 +165,26 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   });
   await page.goto(url);
   if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
+  // `app`: wait until the app has taken over from the first view's plain HTML (www/loader.js
+  // starts it on the pointer over the drop zone, as a person's would be), so that a test's
+  // input reaches the app's own controls; `app: false` tests the first view itself.
+  if (app && await page.evaluate(() => !!document.getElementById('shell'))) {
+    await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
+    await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  }
   return { context, page, requests, errors };
 }
 
 /** The requests made since index `from`, but the page's own: blob:/data: URLs (exports,
- * copies) and its worker's script and wasm, loaded from the app's origin when a file is
- * first opened. What is left is what the page fetched from the network for the person. */
+ * copies) and its code — the app, its worker and service worker, loaded from the app's
+ * origin when a file is first coming. What is left is what the page fetched from the
+ * network for the person. */
 export const network = (requests, from = 0) =>
-  requests.slice(from).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:') && !/\/tensorpeek-worker/.test(u));
+  requests.slice(from).filter((u) => !u.startsWith('blob:') && !u.startsWith('data:') && !OWN_CODE.test(u));
+
+/** The page's own code, fetched from its origin when first needed: the app (when a file is
+ * coming: www/loader.js), its worker, the service worker. */
+const OWN_CODE = /\/(tensorpeek-[^/?#]*|loader\.js|sw\.js)([?#].*)?$/;
 
 /** Thousands separators as the page prints them. */
 /** Puts `file` in a hidden `<input type="file" id=ID>` of its own (the page clears its

@@ -237,25 +237,28 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   const b = fs.readFileSync(path.join(FIXTURES, 'tiny_model.safetensors'));
   const wantA = readJson(path.join(FIXTURES, 'one_tensor.safetensors.expected.json'));
   const wantB = readJson(path.join(FIXTURES, 'tiny_model.safetensors.expected.json'));
-  const { context, page, requests, errors } = await openPage(env.browser, env.server.url);
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url, { app: false });
   const nreq = requests.length;
   const entered = await page.evaluate(([a, b]) => {
     const dt = new DataTransfer();
     dt.items.add(new File([new Uint8Array(a)], 'one_tensor.safetensors'));
     dt.items.add(new File([new Uint8Array(b)], 'tiny_model.safetensors'));
     window.__dt = dt;
-    const zone = document.querySelector('[data-testid=dropzone]');
-    window.__fire = (type) => zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: window.__dt }));
+    // The zone under the pointer: the first view's plain HTML until the app (which starts
+    // on the dragenter) replaces it.
+    window.__fire = (type) => document.querySelector('[data-testid=dropzone]')
+      .dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: window.__dt }));
     // dispatchEvent returns false when a handler called preventDefault().
     return { enter: window.__fire('dragenter'), over: window.__fire('dragover') };
   }, [[...a], [...b]]);
   assert.deepEqual(entered, { enter: false, over: false }, 'dragenter/dragover must call preventDefault');
-  await page.waitForSelector('.app.dragging');
+  await page.waitForFunction(() => { window.__fire('dragover'); return !!document.querySelector('.app.dragging'); });
   assert.equal(await page.evaluate(() => window.__fire('drop')), false, 'drop must call preventDefault');
+  // Instant feedback: the app's two tabs, or (while the app starts) the first view saying so.
+  assert.ok(await page.evaluate(() => document.querySelectorAll('[data-testid=tab]').length === 2 || !!document.querySelector('#shell.starting')));
   await page.waitForSelector('.app:not(.dragging)');
-  // Instant feedback: both views exist at once.
   const tabs = page.locator('[data-testid=tab]');
-  assert.equal(await tabs.count(), 2);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab]').length === 2);
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab] .mark.reading').length === 0);
   assert.equal(await bytesRead(page), 8 + wantA.header_len + 8 + wantB.header_len);
   // The last dropped file is shown.
@@ -273,6 +276,52 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   assert.deepEqual(network(requests, nreq), []);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('the first view is plain HTML: no app code until a file is coming; it looks as the app\'s; what was begun in it is handed over', async () => {
+  // What the app's empty view shows (its text: the white space between HTML's tags aside),
+  // and where: the plain-HTML copy must match it.
+  const view = () => ({
+    parts: [...document.querySelectorAll('.app [data-testid], .app h1, .app .empty p')]
+      .map((e) => [e.tagName, e.dataset.testid ?? '', e.textContent.replace(/\s+/g, '')]),
+    boxes: ['[data-testid=url-input]', '[data-testid=url-open]', '[data-testid=empty]', 'label[for=file-input]', 'label[for=folder-input]']
+      .map((sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [sel, Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]; }),
+  });
+  const { context, page, requests, errors } = await openPage(env.browser, env.server.url, { app: false });
+  assert.ok(await page.evaluate(() => !!document.getElementById('shell')));
+  await page.waitForTimeout(300);
+  assert.deepEqual(requests.filter((u) => /tensorpeek-.*\.(js|wasm)$/.test(u)), [], 'no app code on first load');
+  const before = await page.evaluate(view);
+  // Text typed in the first view (without the focus that would start the app) is kept
+  // when the app takes over on the pointer's coming near.
+  await page.evaluate(() => { document.querySelector('#shell #url-input').value = 'not a url'; });
+  await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
+  await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  assert.ok(requests.some((u) => /tensorpeek-[0-9a-f]+_bg\.wasm$/.test(u)), 'the app loaded');
+  assert.equal(await page.inputValue('[data-testid=url-input]'), 'not a url');
+  const after = await page.evaluate(view);
+  assert.deepEqual(after.parts, before.parts, 'the first view shows what the app shows');
+  assert.deepEqual(after.boxes, before.boxes, 'nothing moves when the app takes over');
+  await context.close();
+
+  // A file chosen in the first view is opened by the app.
+  const fixture = path.join(FIXTURES, 'one_tensor.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  const second = await openPage(env.browser, env.server.url, { app: false });
+  await second.page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await done(second.page);
+  assert.equal(await text(second.page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  await second.context.close();
+
+  // A URL submitted in the first view is taken by the app (and judged: not a URL).
+  const third = await openPage(env.browser, env.server.url, { app: false });
+  await third.page.evaluate(() => {
+    document.querySelector('#shell #url-input').value = 'not a url';
+    document.querySelector('#shell form').requestSubmit();
+  });
+  assert.match(await text(third.page, '[data-testid=url-error]'), /not a Hub repository id/);
+  await third.context.close();
+  assert.deepEqual(errors, []);
 });
 
 test('thousands of tensors: a virtualized table — rows in view only, scroll, sort, filter, tree', async (t) => {

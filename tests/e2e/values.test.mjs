@@ -282,19 +282,22 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   await context.close();
 });
 
-test('the worker loads from a sub-path too, and only once a file is given', async () => {
+test('the app and its worker load from a sub-path too, and only once a file is coming', async () => {
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
     const want = expected.safetensors.find((t) => t.name === 't_U8');
-    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`);
-    // The first load is the app alone; the worker (which reads files) comes with a file.
-    assert.ok(!sub.log.some((u) => u.includes('worker')), sub.log.join(' '));
+    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`, { app: false });
+    // The first load is the first view's HTML, CSS and loader; the app and its worker come
+    // with the first sign of a file (here the file itself).
+    await page.waitForTimeout(200);
+    assert.ok(!sub.log.some((u) => u.includes('tensorpeek-')), sub.log.join(' '));
     await open(page, path.join(FIXTURES, want.file), want.name);
     await readValues(page);
     await checkNumbers(page, want);
     for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm']) {
       assert.ok(sub.log.includes(`/dist/${f}`), `${f} in ${sub.log.join(' ')}`);
     }
+    assert.ok(sub.log.some((u) => /^\/dist\/tensorpeek-[0-9a-f]+_bg\.wasm$/.test(u)), sub.log.join(' '));
     assert.deepEqual(errors, []);
     await context.close();
   } finally {

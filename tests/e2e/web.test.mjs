@@ -445,7 +445,8 @@ test('offline: the app shell is cached by the service worker and reloads without
   await page.waitForFunction(async () => {
     const c = await caches.open('tensorpeek-shell');
     const keys = (await c.keys()).map((r) => r.url);
-    return keys.some((k) => k.endsWith('_bg.wasm')) && keys.some((k) => k.includes('tensorpeek-worker_loader.js'));
+    // The last ones it fetches: the worker's (named by its loader, after the page's).
+    return ['_bg.wasm', 'tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm'].every((n) => keys.some((k) => k.endsWith(n)));
   }, null, { timeout: 30_000 });
   // Open a file by URL (its bytes must not be cached), then go offline and reload.
   await page.fill('[data-testid=url-input]', `${files.url}m/tiny_model.safetensors`);
