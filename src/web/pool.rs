@@ -46,6 +46,7 @@ pub fn warm() {
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         if matches!(from_js::<Response>(e.data()), Ok(Response::Ready)) {
             r.set(true);
+            warm_messages();
         }
     });
     let f = failed.clone();
@@ -53,6 +54,29 @@ pub fn warm() {
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     SPARE.with(|s| *s.borrow_mut() = Some(Spare { worker, ready, failed, _onmessage: onmessage, _onerror: onerror }));
+}
+
+/// Reads back, once, the messages a file's opening brings. V8 compiles a wasm function on
+/// its first call; serde-wasm-bindgen's code for these took ~12 ms of compiling on the UI
+/// thread between a file's inspection and its first paint (Chromium trace). Done while the
+/// person is still on the way.
+fn warm_messages() {
+    thread_local!(static DONE: Cell<bool> = const { Cell::new(false) });
+    if DONE.with(|d| d.replace(true)) {
+        return;
+    }
+    use super::protocol::{to_js, Companion, Skip};
+    let companion = || Companion { name: String::new(), bytes: vec![0] };
+    let skip = || Skip { name: String::new(), len: 0, reason: String::new() };
+    for msg in [
+        Response::Reading { index: 0 },
+        Response::Inspected { index: 0, inspection: vec![0] },
+        Response::Opened { companions: vec![companion()], skipped: vec![skip()], bytes_read: 0 },
+    ] {
+        if let Ok(v) = to_js(&msg) {
+            let _ = from_js::<Response>(v);
+        }
+    }
 }
 
 /// A worker for one job, and whether it is already listening (then post the request at

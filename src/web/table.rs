@@ -36,7 +36,7 @@ pub type Layouts = Shared<Vec<Layout>>;
 pub const VIRTUAL_ABOVE: usize = 1_000;
 /// Rows in the very first render: a screenful shows within a frame or two of the header
 /// being parsed, and the rest follows in the next task.
-pub const FIRST_ROWS: usize = 60;
+pub const FIRST_ROWS: usize = 24;
 /// Height of a row of a virtualized table, in CSS pixels (`tr.row` in style.css).
 pub const ROW_PX: f64 = 32.0;
 /// Rows rendered above and below those in view, so that scrolling shows no gap.
@@ -278,8 +278,14 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     {
         let limit = limit.clone();
         use_effect_with((), move |_| {
-            // Setting state of a table that is gone meanwhile is a no-op in Yew.
-            gloo::timers::callback::Timeout::new(0, move || limit.set(usize::MAX)).forget();
+            // The rest once the first rows are painted: a task after the next frame (a
+            // task queued at once would run before that paint and delay it). Setting state
+            // of a table that is gone meanwhile is a no-op in Yew.
+            let rest = move || gloo::timers::callback::Timeout::new(0, move || limit.set(usize::MAX)).forget();
+            let frame = wasm_bindgen::closure::Closure::once_into_js(rest);
+            if let Some(w) = web_sys::window() {
+                let _ = w.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(&frame));
+            }
         });
     }
     let expanded = use_state(HashSet::<String>::new);

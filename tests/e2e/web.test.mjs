@@ -440,14 +440,18 @@ test('dist/ under /tensorpeek/: the app, a deep link through 404.html, the embed
 
 test('offline: the app shell is cached by the service worker and reloads without a network; model bytes never cached', async () => {
   const { context, page, errors } = await openPage(env.browser, env.server.url, { serviceWorkers: 'allow' });
-  await page.waitForFunction(() => navigator.serviceWorker.getRegistration().then((r) => !!r?.active), null, { timeout: 30_000 });
-  // The shell is in the cache once the worker installed (it fetched the page and what it loads).
-  await page.waitForFunction(async () => {
-    const c = await caches.open('tensorpeek-shell');
-    const keys = (await c.keys()).map((r) => r.url);
-    // The last ones it fetches: the worker's (named by its loader, after the page's).
-    return ['_bg.wasm', 'tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm'].every((n) => keys.some((k) => k.endsWith(n)));
-  }, null, { timeout: 30_000 });
+  // Installed, activated and in control of this page (clients.claim()), and the shell in
+  // its cache — the worker's files are the last it fetches (named by its loader). Polled
+  // with page.evaluate: waitForFunction does not wait for a predicate's promise.
+  const ready = () => page.evaluate(async () => {
+    const r = await navigator.serviceWorker.getRegistration();
+    const keys = (await (await caches.open('tensorpeek-shell')).keys()).map((x) => x.url);
+    return r?.active?.state === 'activated' && !!navigator.serviceWorker.controller &&
+      ['_bg.wasm', 'tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm'].every((n) => keys.some((k) => k.endsWith(n)));
+  });
+  for (const t0 = Date.now(); !(await ready()); await page.waitForTimeout(50)) {
+    assert.ok(Date.now() - t0 < 30_000, 'the service worker did not take the shell in 30 s');
+  }
   // Open a file by URL (its bytes must not be cached), then go offline and reload.
   await page.fill('[data-testid=url-input]', `${files.url}m/tiny_model.safetensors`);
   await page.click('[data-testid=url-open]');
