@@ -24,10 +24,11 @@ pub enum Step<T> {
 /// Most tensors read from one file's header, in any format. Each costs ~200 bytes of
 /// memory (`TensorEntry`) for as few as 24 bytes of header (a GGUF tensor info), so a
 /// dense hostile header would otherwise take 8× its size (issue 12's bound is 4× + 64
-/// MiB). Real files hold hundreds to a few thousand (a Llama 3 70B GGUF: 724; DeepSeek-V3
-/// in safetensors: 91,991 tensors over 163 shards, ~560 per shard; even Qwen3-235B's
-/// 36,000 unmerged expert weights are spread over 118 shards); 100,000 is far above any
-/// of them and costs at most ~20 MiB. Past it: `LimitExceeded`, the first ones kept.
+/// MiB). Real files hold hundreds to a few thousand: Llama 3 70B has 80 × 9 + 3 = 723; a
+/// 256-expert MoE such as DeepSeek-V3 has ~256 × 3 × 58 ≈ 44,500 expert weights unmerged,
+/// spread over 163 safetensors shards (llama.cpp merges them into 3-D tensors). 100,000 is
+/// far above any single file and costs at most ~20 MiB. Past it: `LimitExceeded`, the
+/// first ones kept.
 pub const MAX_TENSORS: u64 = 100_000;
 /// Most metadata entries read from one file's header (GGUF key-value pairs, safetensors
 /// `__metadata__` entries). An entry costs ~100 bytes kept for as few as 7–13 bytes of
