@@ -43,9 +43,13 @@ mkdir -p "$LOGS"
 status=0
 summary=()
 for t in "${TARGETS[@]}"; do
-  stop="-max_total_time=$SECONDS_EACH"
-  [ -n "${FUZZ_RUNS:-}" ] && stop="-runs=$FUZZ_RUNS"
-  say "$t: ${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$SECONDS_EACH s}"
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    stop="-runs=$FUZZ_RUNS"
+    say "$t: $FUZZ_RUNS runs"
+  else
+    stop="-max_total_time=$SECONDS_EACH"
+    say "$t: $SECONDS_EACH s"
+  fi
   start=$(date +%s)
   if nice cargo +nightly fuzz run -s none "$t" "fuzz/corpus/$t" -- \
       "$stop" -dict="fuzz/dict/$(dict_of "$t").dict" -max_len="$(max_len_of "$t")" \

@@ -9,6 +9,10 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+fn regression(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions").join(name)).unwrap()
+}
+
 fn read(p: impl AsRef<Path>) -> Vec<u8> {
     std::fs::read(fixtures().join(p)).unwrap()
 }
@@ -108,5 +112,62 @@ fn gguf_nan_metadata_values_are_the_same_parse() {
     let file = gguf_kvs(&[("t.nan", 6, nan), ("tokenizer.ggml.scores", 9, scores), ("t.f64", 12, f64::NAN.to_le_bytes().to_vec())]);
     for seed in 0u8..8 {
         gguf_case_full(&[&[0u8, seed][..], &file].concat()).unwrap();
+    }
+}
+
+/// safetensors and companions targets, first long run (2026-11-30): two inputs of a few
+/// hundred bytes "took" 11–20 ms while a release build and Chromium ran on the same two
+/// cores. Not slow parses (80 µs when re-run): the time check now uses the thread's CPU
+/// clock (`invariants::thread_cpu_time`), so waiting for a core does not count.
+#[test]
+fn inputs_that_were_slow_only_under_load() {
+    safetensors_case(&regression("safetensors-slow-only-under-load")).unwrap();
+    companions_case(&regression("companions-slow-only-under-load")).unwrap();
+    decode_case(&regression("decode-slow-only-under-load")).unwrap();
+    gguf_case_full(&regression("gguf-slow-only-under-load")).unwrap();
+}
+
+/// assembly target, first long run: a split part whose `split.count` claims more parts
+/// than exist made one `SplitMissing` finding per missing part, up to 1,001 (the loop's
+/// old bound). Now the first 200 are named and one more finding counts the rest exactly
+/// (`more`), from the parts present.
+#[test]
+fn a_lying_split_count_names_200_missing_parts_and_counts_the_rest() {
+    assembly_case(&regression("assembly-split-count-1001-findings")).unwrap();
+    let part = |no: u32, count: u32| {
+        let kvs = [("split.no", 2u32, no.to_le_bytes()[..2].to_vec()), ("split.count", 4, count.to_le_bytes().to_vec())];
+        let mut out = b"GGUF".to_vec();
+        out.extend(3u32.to_le_bytes());
+        out.extend(0u64.to_le_bytes());
+        out.extend((kvs.len() as u64).to_le_bytes());
+        for (k, ty, v) in kvs {
+            out.extend((k.len() as u64).to_le_bytes());
+            out.extend(k.as_bytes());
+            out.extend(ty.to_le_bytes());
+            out.extend(v);
+        }
+        out
+    };
+    use tensorpeek::source::{self, MemorySource};
+    let parts: Vec<_> = [0u32, 5].iter().map(|no| pollster::block_on(source::inspect(&MemorySource::new(part(*no, 4_000_000_000)), &format!("m-{:05}-of-99999.gguf", no + 1)))).collect();
+    let refs: Vec<_> = parts.iter().collect();
+    let m = tensorpeek::model::gguf_split::merge(&refs);
+    let missing: Vec<_> = m.errors.iter().filter(|f| f.code == tensorpeek::error::Code::SplitMissing).collect();
+    assert_eq!(missing.len(), 201);
+    assert_eq!(missing[0].message, "part 2 of 4000000000 is missing: m-00002-of-4000000000.gguf");
+    assert_eq!(missing[200].more, 4_000_000_000 - 2 - 200);
+}
+
+/// companions target, found while checking the above: a 149-byte config.json claiming
+/// 10,000 layers made the inventory check build ~90,000 expected names and as many
+/// findings (72 ms of CPU time). Now at most `MAX_LAYERS` (1,000) layers are believed, and
+/// findings past the cap per code are counted without being built.
+#[test]
+fn a_tiny_config_claiming_many_layers_is_cheap() {
+    for layers in [1_000u64, 10_000, u64::MAX] {
+        let cfg = format!(
+            r#"{{"model_type":"llama","num_hidden_layers":{layers},"hidden_size":4,"intermediate_size":8,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":8}}"#
+        );
+        companions_case(&[&[1u8][..], cfg.as_bytes()].concat()).unwrap_or_else(|e| panic!("{layers} layers: {e}"));
     }
 }
