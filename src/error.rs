@@ -48,7 +48,7 @@ pub fn cap_findings(findings: &mut Vec<Finding>) {
     };
     for f in findings.drain(..) {
         if f.more > 0 {
-            drop(f.code, f.is_error(), f.more);
+            drop(f.code, f.is_error(), u64::from(f.more));
             continue;
         }
         let n = per_code.entry(f.code).or_insert(0);
@@ -62,7 +62,7 @@ pub fn cap_findings(findings: &mut Vec<Finding>) {
     for (code, error, n) in dropped {
         let message = format!("… and {n} more {code} findings like the ones above");
         let mut f = if error { Finding::error(code, message) } else { Finding::warning(code, message) };
-        f.more = n;
+        f.more = more_count(n);
         kept.push(f);
     }
     *findings = kept;
@@ -100,7 +100,7 @@ impl FindingCap {
         for (code, error, n) in self.dropped {
             let message = format!("… and {n} more {code} findings like the ones above");
             let mut f = if error { Finding::error(code, message) } else { Finding::warning(code, message) };
-            f.more = n;
+            f.more = more_count(n);
             out.push(f);
         }
     }
@@ -400,13 +400,20 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// For the last finding of a code whose others were too many to list
-    /// ([`cap_findings`]): how many were counted, not kept. 0 otherwise (and omitted).
+    /// ([`cap_findings`]): how many were counted, not kept (saturating at 2^32 − 1; the
+    /// message has the exact number). 0 otherwise (and omitted). A u32 keeps a finding in
+    /// 120 bytes.
     #[serde(skip_serializing_if = "is_zero")]
-    pub more: u64,
+    pub more: u32,
 }
 
-fn is_zero(n: &u64) -> bool {
+fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// A count for [`Finding::more`].
+pub fn more_count(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Finding {
@@ -525,8 +532,8 @@ mod tests {
         assert_eq!(v.len(), 2 * MAX_FINDINGS_PER_CODE + 2);
         assert_eq!(v.iter().filter(|f| f.code == Code::SizeMismatch && f.more == 0).count(), MAX_FINDINGS_PER_CODE);
         assert_eq!(v[0].offset, Some(0));
-        let more: Vec<(Code, u64, bool)> = v.iter().filter(|f| f.more > 0).map(|f| (f.code, f.more, f.is_error())).collect();
-        let rest = 50_000 - MAX_FINDINGS_PER_CODE as u64;
+        let more: Vec<(Code, u32, bool)> = v.iter().filter(|f| f.more > 0).map(|f| (f.code, f.more, f.is_error())).collect();
+        let rest = 50_000 - MAX_FINDINGS_PER_CODE as u32;
         assert_eq!(more, vec![(Code::SizeMismatch, rest, true), (Code::UnknownField, rest, false)]);
         assert!(v.last().unwrap().message.contains(&format!("{rest} more UnknownField")));
     }

@@ -228,7 +228,7 @@ impl AdaptiveHistogram {
             }
             let new_width = (self.width * 2.0).max(MIN_BIN_WIDTH);
             let new_lo = if t < 0.0 { self.lo - self.width * Self::bins_f() } else { self.lo };
-            if !(new_width > self.width) || !new_width.is_finite() || !(new_lo + new_width * Self::bins_f()).is_finite() || !new_lo.is_finite() {
+            if new_width <= self.width || new_width.is_nan() || !new_width.is_finite() || !(new_lo + new_width * Self::bins_f()).is_finite() || !new_lo.is_finite() {
                 break; // cannot grow: clamp below
             }
             // Merge bin pairs in place: downward growth moves the merged bins to the upper

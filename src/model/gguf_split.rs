@@ -152,7 +152,7 @@ pub fn merge(parts: &[&Inspection]) -> SplitModel {
         }
         if total_missing > listed {
             let mut f = Finding::error(Code::SplitMissing, format!("… and {} more parts of {c} are missing", total_missing - listed)).field(KEY_SPLIT_NO);
-            f.more = total_missing - listed;
+            f.more = crate::error::more_count(total_missing - listed);
             findings.push(f);
         }
     }
