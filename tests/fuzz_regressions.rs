@@ -156,7 +156,7 @@ fn a_lying_split_count_names_200_missing_parts_and_counts_the_rest() {
     assert_eq!(missing.len(), 201);
     assert_eq!(missing[0].message, "part 2 of 4000000000 is missing: m-00002-of-4000000000.gguf");
     assert_eq!(missing[200].more, 4_000_000_000 - 2 - 200);
-    assert!(missing[200].message.starts_with("… and 3999999798 more parts"), "{}", missing[200].message);
+    assert!(missing[200].message.contains("3999999798 more"), "{}", missing[200].message);
 }
 
 /// companions target, found while checking the above: a 149-byte config.json claiming
