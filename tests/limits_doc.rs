@@ -2,7 +2,9 @@
 //! it: a `pub const` (or `pub(crate) const`) named `MAX_…` / `MIN_…`, or holding `LIMIT`,
 //! `BUDGET`, `TIMEOUT` or `GRANULARITY`, or one of the sizes below that bound what a file
 //! makes us read, keep or show. Each must have a row in docs/limits.md that names it in
-//! backticks and quotes its value expression as written in the source (spaces ignored).
+//! backticks, gives its file (relative to `src/`) in the "where" column and quotes its value
+//! expression as written in the source (spaces ignored). Limits of the same name in different
+//! files each need their own row.
 
 use std::path::{Path, PathBuf};
 
@@ -80,13 +82,44 @@ fn push(rest: &str, file: &Path, out: &mut Vec<(String, String, String)>) {
     }
     let value = rest.split_once('=').map(|(_, v)| v).unwrap_or("");
     let value: String = value.chars().filter(|c| !c.is_whitespace()).collect();
-    out.push((name, value, file.display().to_string()));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let file = file.strip_prefix(&src).unwrap_or(file);
+    let file: Vec<String> = file.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    out.push((name, value, file.join("/")));
+}
+
+/// The cells of a table row, split at every `|` not escaped as `\|`, each trimmed; the
+/// leading and trailing empty cells are dropped.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cell = String::new();
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => cell.push(chars.next().unwrap()),
+            '|' => out.push(std::mem::take(&mut cell).trim().to_string()),
+            _ => cell.push(c),
+        }
+    }
+    out.push(cell.trim().to_string());
+    if out.first().is_some_and(|c| c.is_empty()) {
+        out.remove(0);
+    }
+    if out.last().is_some_and(|c| c.is_empty()) {
+        out.pop();
+    }
+    out
 }
 
 #[test]
 fn every_limit_is_in_docs_limits_md_with_its_value() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/limits.md")).unwrap();
-    let rows: Vec<String> = doc.lines().filter(|l| l.starts_with("| `")).map(|l| l.chars().filter(|c| !c.is_whitespace()).collect()).collect();
+    // (row without spaces, its "where" column)
+    let rows: Vec<(String, String)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| (l.chars().filter(|c| !c.is_whitespace()).collect(), cells(l).get(2).cloned().unwrap_or_default()))
+        .collect();
     let found = limits();
     assert!(found.len() > 40, "the scan finds the limits: {found:?}");
     for must in ["MAX_GGUF_HEADER_BYTES", "MAX_TENSORS", "MAX_QUOTED_BYTES", "MIN_BIN_WIDTH", "GGUF_READ_GRANULARITY", "ARRAY_HEAD_LEN"] {
@@ -94,10 +127,14 @@ fn every_limit_is_in_docs_limits_md_with_its_value() {
     }
     let mut missing = Vec::new();
     for (name, value, file) in &found {
-        let row = rows.iter().find(|r| r.starts_with(&format!("|`{name}`|")));
+        let named = |r: &&(String, String)| r.0.starts_with(&format!("|`{name}`|"));
+        let row = rows.iter().filter(named).find(|(_, at)| at == file);
         match row {
-            None => missing.push(format!("{name} ({file}) has no row in docs/limits.md")),
-            Some(r) if !r.contains(&format!("`{value}`")) => missing.push(format!("{name} ({file}) = `{value}`, which its row does not quote: {r}")),
+            None => match rows.iter().filter(named).map(|(_, at)| at.as_str()).collect::<Vec<_>>() {
+                elsewhere if elsewhere.is_empty() => missing.push(format!("{name} ({file}) has no row in docs/limits.md")),
+                elsewhere => missing.push(format!("{name} ({file}) has no row in docs/limits.md whose where-column is {file} (its rows name: {})", elsewhere.join("; "))),
+            },
+            Some((r, _)) if !r.contains(&format!("`{value}`")) => missing.push(format!("{name} ({file}) = `{value}`, which its row does not quote: {r}")),
             Some(_) => {}
         }
     }
