@@ -48,7 +48,7 @@ pub fn cap_findings(findings: &mut Vec<Finding>) {
     };
     for f in findings.drain(..) {
         if f.more > 0 {
-            drop(f.code, f.is_error(), f.more);
+            drop(f.code, f.is_error(), u64::from(f.more));
             continue;
         }
         let n = per_code.entry(f.code).or_insert(0);
@@ -66,6 +66,44 @@ pub fn cap_findings(findings: &mut Vec<Finding>) {
         kept.push(f);
     }
     *findings = kept;
+}
+
+/// Caps findings as they are made, for loops that may make very many of one code: a
+/// finding past [`MAX_FINDINGS_PER_CODE`] of its code is counted, never built (no message
+/// formatted). [`FindingCap::finish`] adds the counts as [`cap_findings`] does.
+#[derive(Default)]
+pub struct FindingCap {
+    per_code: std::collections::HashMap<Code, usize>,
+    dropped: Vec<(Code, bool, u64)>,
+}
+
+impl FindingCap {
+    /// Pushes `make()` onto `out` unless `code` already has its share.
+    pub fn push(&mut self, out: &mut Vec<Finding>, code: Code, error: bool, make: impl FnOnce() -> Finding) {
+        let n = self.per_code.entry(code).or_insert(0);
+        if *n < MAX_FINDINGS_PER_CODE {
+            *n += 1;
+            out.push(make());
+        } else {
+            match self.dropped.iter_mut().find(|d| d.0 == code) {
+                Some(d) => {
+                    d.1 |= error;
+                    d.2 = d.2.saturating_add(1);
+                }
+                None => self.dropped.push((code, error, 1)),
+            }
+        }
+    }
+
+    /// One finding per code that had more, counting them.
+    pub fn finish(self, out: &mut Vec<Finding>) {
+        for (code, error, n) in self.dropped {
+            let message = format!("… and {n} more {code} findings like the ones above");
+            let mut f = if error { Finding::error(code, message) } else { Finding::warning(code, message) };
+            f.more = n;
+            out.push(f);
+        }
+    }
 }
 
 /// Compacts `findings` once it reaches [`compact_threshold`]: call it between the entries

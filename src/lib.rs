@@ -8,7 +8,8 @@
 //! - `model`: what combines files (checkpoints, split GGUF, the architecture check);
 //! - `report`: the JSON report, built from the above;
 //! - `source`: byte sources and every read loop (async);
-//! - `cli` (native) and `web` (wasm): the two front ends.
+//! - `cli` (native) and `web` (wasm): the two front ends; `invariants` (native): what the
+//!   fuzz targets check on every input (docs/fuzzing.md).
 
 pub mod dtype;
 pub mod error;
@@ -25,5 +26,7 @@ pub mod vocab;
 pub mod bench;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod invariants;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

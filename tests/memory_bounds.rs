@@ -215,29 +215,29 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     let entry = format!(r#""{key}":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#);
     run(case("safetensors, a 1 Mi-control-char name twice", "ctl.safetensors", safetensors(&format!("{{{entry},{entry}}}"), 1), &[SuspiciousName]));
 
-    // A million metadata entries, each one a finding (bad UTF-8 keys).
-    let kvs: Vec<(Vec<u8>, u32, Vec<u8>)> = (0..1_000_000u32).map(|i| ([&i.to_le_bytes()[..], &[0xff]].concat(), 0, vec![1])).collect();
-    run(case("GGUF, 1,000,000 entries with non-UTF-8 keys", "kvs.gguf", gguf(&kvs, &[], 0), &[InvalidUtf8]));
+    // 200,000 metadata entries (20 × the limit), each one a finding (bad UTF-8 keys).
+    let kvs: Vec<(Vec<u8>, u32, Vec<u8>)> = (0..200_000u32).map(|i| ([&i.to_le_bytes()[..], &[0xff]].concat(), 0, vec![1])).collect();
+    run(case("GGUF, 200,000 entries with non-UTF-8 keys", "kvs.gguf", gguf(&kvs, &[], 0), &[InvalidUtf8]));
 
     // 400,000 tensor infos of an unknown type (a finding each, and an entry each).
     let tensors: Vec<(Vec<u8>, Vec<u64>, u32, u64)> = (0..400_000u32).map(|i| (i.to_le_bytes().to_vec(), vec![1], 99, 0)).collect();
     run(case("GGUF, 400,000 tensors of an unknown type", "tensors.gguf", gguf(&[], &tensors, 0), &[UnknownGgmlType]));
 
-    // A token list of 2,000,000 tokens holding control characters (counted, 3 shown).
+    // A token list of 1,000,000 tokens holding control characters (counted, 3 shown).
     let mut toks = Vec::new();
-    for i in 0..2_000_000u32 {
+    for i in 0..1_000_000u32 {
         gstr(&mut toks, format!("\u{1}{i}").as_bytes());
     }
     run(case(
-        "GGUF, 2,000,000 suspicious tokens",
+        "GGUF, 1,000,000 suspicious tokens",
         "tokens.gguf",
-        gguf(&[(b"tokenizer.ggml.tokens".to_vec(), 9, array(8, 2_000_000, toks))], &[], 0),
+        gguf(&[(b"tokenizer.ggml.tokens".to_vec(), 9, array(8, 1_000_000, toks))], &[], 0),
         &[SuspiciousText],
     ));
 
-    // Nested arrays: 1,000,000 inner arrays of 1 bool each, each inner one invalid.
-    let inner: Vec<u8> = (0..1_000_000).flat_map(|_| array(7, 1, vec![2])).collect();
-    run(case("GGUF, 1,000,000 nested bool arrays", "nested.gguf", gguf(&[(b"n".to_vec(), 9, array(9, 1_000_000, inner))], &[], 0), &[InvalidBool, NestedArray]));
+    // Nested arrays: 500,000 inner arrays of 1 bool each, each inner one invalid.
+    let inner: Vec<u8> = (0..500_000).flat_map(|_| array(7, 1, vec![2])).collect();
+    run(case("GGUF, 500,000 nested bool arrays", "nested.gguf", gguf(&[(b"n".to_vec(), 9, array(9, 500_000, inner))], &[], 0), &[InvalidBool, NestedArray]));
 
     // safetensors: 300,000 tiny tensors, each with an unknown field and the wrong size.
     let mut h = String::from("{");
@@ -248,66 +248,110 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     h.push('}');
     run(case("safetensors, 300,000 tensors with 3 findings each", "many.safetensors", safetensors(&h, 1), &[UnknownField, SizeMismatch]));
 
-    // safetensors: 1,000,000 of the smallest valid tensor entries.
+    // safetensors: 300,000 of the smallest valid tensor entries (3 × the limit).
     let mut h = String::from("{");
-    for i in 0..1_000_000u64 {
+    for i in 0..300_000u64 {
         h.push_str(&format!(r#""{i:x}":{{"dtype":"U8","shape":[],"data_offsets":[{i},{}]}},"#, i + 1));
     }
     h.pop();
     h.push('}');
-    run(case("safetensors, 1,000,000 one-byte tensors", "tiny.safetensors", safetensors(&h, 1_000_000), &[]));
+    run(case("safetensors, 300,000 one-byte tensors", "tiny.safetensors", safetensors(&h, 300_000), &[LimitExceeded]));
 
     // safetensors: a shape of 4,000,000 dims and offsets of 4,000,000 numbers.
     let ones = vec!["1"; 4_000_000].join(",");
     let h = format!(r#"{{"a":{{"dtype":"U8","shape":[{ones}],"data_offsets":[{ones}]}}}}"#);
     run(case("safetensors, 4,000,000 dims", "dims.safetensors", safetensors(&h, 1), &[InvalidField]));
 
-    // safetensors: 1,000,000 __metadata__ entries with HTML (counted).
+    // safetensors: 300,000 __metadata__ entries with HTML (counted).
     let mut h = String::from(r#"{"__metadata__":{"#);
-    for i in 0..1_000_000 {
+    for i in 0..300_000 {
         h.push_str(&format!(r#""{i}":"<script>","#));
     }
     h.pop();
     h.push_str("}}");
-    run(case("safetensors, 1,000,000 metadata entries with HTML", "meta.safetensors", safetensors(&h, 0), &[SuspiciousText]));
+    run(case("safetensors, 300,000 metadata entries with HTML", "meta.safetensors", safetensors(&h, 0), &[SuspiciousText]));
 
-    // JSON companions, read whole: a tokenizer.json with 500,000 special tokens and an
-    // index with 1,000,000 broken weight_map entries (a finding each before capping).
-    let added: Vec<String> = (0..500_000).map(|i| format!(r#"{{"id":{i},"content":"<t{i}>","special":true}}"#)).collect();
+    // JSON companions, read whole: a tokenizer.json with 300,000 special tokens and an
+    // index with 500,000 broken weight_map entries (a finding each before capping).
+    let added: Vec<String> = (0..300_000).map(|i| format!(r#"{{"id":{i},"content":"<t{i}>","special":true}}"#)).collect();
     let tok = format!(r#"{{"added_tokens":[{}],"model":{{"type":"BPE","vocab":{{}},"merges":[]}}}}"#, added.join(","));
-    let map: Vec<String> = (0..1_000_000).map(|i| format!(r#""t{i}":{i}"#)).collect();
+    let map: Vec<String> = (0..500_000).map(|i| format!(r#""t{i}":{i}"#)).collect();
     let idx = format!(r#"{{"weight_map":{{{}}}}}"#, map.join(","));
     let cfg = r#"{"bos_token":"<t1>","eos_token":"<t2>","chat_template":"{{ cycler.__init__.__globals__ }}"}"#;
-    let companions = vec![
-        ("tokenizer.json".to_string(), tok.into_bytes()),
-        ("tokenizer_config.json".to_string(), cfg.as_bytes().to_vec()),
-        ("model.safetensors.index.json".to_string(), idx.into_bytes()),
-    ];
-    let json_bytes: u64 = companions.iter().map(|(_, b)| b.len() as u64).sum();
-    let t0 = Instant::now();
-    let (peak, m) = peak_of(|| build_model(&[], &companions));
-    let line = format!(
-        "{:<46} json {:>10}  merge peak {:>10} ({:.2}× + {:.1} ms)  bound {:>10}",
-        "checkpoint: 500k special tokens, 1M bad index entries",
-        json_bytes,
-        peak,
-        peak as f64 / json_bytes as f64,
-        t0.elapsed().as_secs_f64() * 1e3,
-        bound(json_bytes)
+    let m = merge_case(
+        "checkpoint: 300k special tokens, 500k bad index entries",
+        vec![
+            ("tokenizer.json".to_string(), tok.into_bytes()),
+            ("tokenizer_config.json".to_string(), cfg.as_bytes().to_vec()),
+            ("model.safetensors.index.json".to_string(), idx.into_bytes()),
+        ],
+        &mut lines,
+        &mut over,
     );
     assert!(m.findings().any(|f| f.code == ChatTemplateUnsafe), "{:?}", m.findings().map(|f| f.code).collect::<Vec<_>>());
-    assert_eq!(m.tokenizer.as_ref().map(|t| t.special_tokens.len()), Some(500_000));
+    let t = m.tokenizer.as_ref().unwrap();
+    assert_eq!((t.special_tokens.len(), t.added_tokens), (tensorpeek::model::companions::MAX_SPECIAL_TOKENS, Some(300_000)));
     assert!(m.findings().count() <= 2 * 250, "findings are capped: {}", m.findings().count());
-    if peak > bound(json_bytes) {
-        over.push(format!("over the bound: {line}"));
-    } else {
-        lines.push(line);
-    }
+
+    // The smallest index entries, past the limit; a tokenizer config whose tokens and
+    // template are huge arrays (never built); a config.json of a million zeros (too large:
+    // skipped) and one just under the limit (kept as a tree).
+    let map: Vec<String> = (0..700_000).map(|i| format!(r#""{i:x}":"s""#)).collect();
+    let idx = format!(r#"{{"weight_map":{{{}}}}}"#, map.join(","));
+    let zeros = vec!["0"; 1_000_000].join(",");
+    let tcfg = format!(r#"{{"bos_token":[{zeros}],"chat_template":[{zeros}],"model_max_length":[{zeros}],"eos_token":{{"content":"</s>","x":[{zeros}]}}}}"#);
+    let big_cfg = format!(r#"{{"model_type":"llama","x":[{zeros}]}}"#);
+    let small_cfg = format!(r#"{{"model_type":"llama","x":[{}]}}"#, vec!["0"; 130_000].join(","));
+    let m = merge_case(
+        "checkpoint: 700k tiny index entries, array-valued tokens",
+        vec![
+            ("model.safetensors.index.json".to_string(), idx.into_bytes()),
+            ("tokenizer_config.json".to_string(), tcfg.into_bytes()),
+            ("config.json".to_string(), big_cfg.into_bytes()),
+        ],
+        &mut lines,
+        &mut over,
+    );
+    let codes: Vec<_> = m.findings().map(|f| f.code).collect();
+    assert!(codes.contains(&LimitExceeded) && codes.contains(&CompanionTooLarge), "{codes:?}");
+    assert_eq!(m.tokenizer.as_ref().and_then(|t| t.role("eos")).and_then(|s| s.text.as_deref()), Some("</s>"));
+    assert!(small_cfg.len() <= tensorpeek::model::checkpoint::MAX_CONFIG_BYTES);
+    // An index alone: 300,000 entries, each naming its own shard (not used: too many
+    // shards), then 300,000 entries over 10,000 shards, none provided.
+    let map: Vec<String> = (0..300_000).map(|i| format!(r#""{i:x}":"{i:x}""#)).collect();
+    let idx = format!(r#"{{"weight_map":{{{}}}}}"#, map.join(","));
+    let m = merge_case("checkpoint: 300k index entries, 300k shards", vec![("model.safetensors.index.json".to_string(), idx.into_bytes())], &mut lines, &mut over);
+    assert!(m.index.is_none() && m.errors.iter().any(|f| f.code == LimitExceeded), "{:?}", m.errors);
+    let map: Vec<String> = (0..300_000).map(|i| format!(r#""{i:x}":"{:x}""#, i % 10_000)).collect();
+    let idx = format!(r#"{{"weight_map":{{{}}}}}"#, map.join(","));
+    let m = merge_case("checkpoint: 300k index entries, 10k shards", vec![("model.safetensors.index.json".to_string(), idx.into_bytes())], &mut lines, &mut over);
+    assert_eq!(m.index.as_ref().map(|i| (i.shards.len(), i.tensors)), Some((10_000, tensorpeek::model::companions::MAX_INDEX_ENTRIES as u64)));
+    let m = merge_case("checkpoint: config.json of 130,000 zeros (260 KB)", vec![("config.json".to_string(), small_cfg.into_bytes())], &mut lines, &mut over);
+    assert!(m.architecture.is_some());
 
     for l in &lines {
         println!("{l}");
     }
     assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+/// Measures merging JSON companions (read whole) into a checkpoint.
+fn merge_case(label: &str, companions: Vec<(String, Vec<u8>)>, lines: &mut Vec<String>, over: &mut Vec<String>) -> tensorpeek::model::checkpoint::CheckpointModel {
+    let json_bytes: u64 = companions.iter().map(|(_, b)| b.len() as u64).sum();
+    let t0 = Instant::now();
+    let (peak, m) = peak_of(|| build_model(&[], &companions));
+    let line = format!(
+        "{label:<46} json {json_bytes:>10}  merge peak {peak:>10} ({:.2}× + {:.1} ms)  bound {:>10}",
+        peak as f64 / json_bytes as f64,
+        t0.elapsed().as_secs_f64() * 1e3,
+        bound(json_bytes)
+    );
+    if peak > bound(json_bytes) {
+        over.push(format!("over the bound: {line}"));
+    } else {
+        lines.push(line);
+    }
+    m
 }
 
 #[test]

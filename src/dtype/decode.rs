@@ -53,7 +53,7 @@ impl NotDecoded {
     pub fn message(&self) -> String {
         match self {
             NotDecoded::Unsupported(t) => format!("values not decoded for this type ({t})"),
-            NotDecoded::Unknown(t) => format!("values not decoded: unknown type {t:?}"),
+            NotDecoded::Unknown(t) => format!("values not decoded: unknown type {:?}", crate::error::clip(t)),
         }
     }
 }

@@ -28,6 +28,12 @@ pub const SHARD_PREFIX_BYTES: u64 = safetensors::LEN_PREFIX;
 pub const MAX_NAMES_LISTED: usize = 5;
 /// Largest `generation_config.json` kept verbatim in the report (real ones are < 1 KB).
 pub const MAX_GENERATION_CONFIG_BYTES: usize = 64 * 1024;
+/// Largest `config.json` read. It is kept whole as a JSON tree (shown raw for unknown
+/// families) and copied once into the architecture, and a tree costs up to ~50× its text
+/// (`[0,0,…]`: a 32-byte value per 2 bytes, twice, plus growth), so it is bounded far below
+/// the other companions: at 256 KiB a hostile one costs under 30 MB. Real ones are 1–50 KB
+/// (an image classifier's 20,000-label map, a few hundred KB, is skipped with a warning).
+pub const MAX_CONFIG_BYTES: usize = 256 * 1024;
 
 /// Which kind of shards a checkpoint is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,6 +318,16 @@ fn read_companions(companions: &[(String, Vec<u8>)], family: ShardFamily, findin
                     c.index = companions::parse_index(name, bytes, findings);
                     c.index.is_some()
                 }
+                Kind::Config if c.config.is_none() && bytes.len() > MAX_CONFIG_BYTES => {
+                    findings.push(
+                        Finding::warning(
+                            Code::CompanionTooLarge,
+                            format!("{name} has {size} bytes, more than the {MAX_CONFIG_BYTES} read for a config.json; it was skipped"),
+                        )
+                        .file(name),
+                    );
+                    false
+                }
                 Kind::Config if c.config.is_none() => match serde_json::from_slice::<Value>(bytes) {
                     Ok(v) if v.is_object() => {
                         c.config = Some((name.to_string(), v));
@@ -590,8 +606,10 @@ fn check_index(index: Option<&mut IndexSummary>, shards: &mut Shards, family: Sh
 /// should be; those absent (and not already named by the index) are findings.
 fn check_series(shards: &Shards, mut missing: Vec<String>, family: ShardFamily, findings: &mut Vec<Finding>) -> Vec<String> {
     let provided: BTreeSet<&str> = shards.infos.iter().map(|s| s.name.as_str()).collect();
+    let known: std::collections::HashSet<String> = missing.iter().cloned().collect();
     for name in series_missing(&provided, family.extension()) {
-        if !missing.contains(&name) {
+        keep_bounded(findings);
+        if !known.contains(&name) {
             findings.push(Finding::error(Code::MissingShard, format!("{name} is expected from the shard names but was not provided")).file(name.as_str()));
             missing.push(name);
         }

@@ -48,9 +48,75 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+/// Most `weight_map` entries read from an index. An entry costs ~150 bytes while the
+/// checkpoint is checked, for as few as 8 bytes of JSON; real indexes list every tensor of
+/// a checkpoint: DeepSeek-V3 ~92,000 (FP8 weights and their scales), Kimi K2 ~140,000.
+/// Past it: `LimitExceeded`, the first ones kept.
+pub const MAX_INDEX_ENTRIES: usize = 250_000;
+/// Most distinct shards an index may name. Real checkpoints have up to a few hundred
+/// (Llama 3.1 405B: 191; DeepSeek-V3: 163). Past it the index is not used
+/// (`LimitExceeded`): every shard named costs a finding and a name kept.
+pub const MAX_INDEX_SHARDS: usize = 10_000;
+/// Most special tokens kept from tokenizer.json / tokenizer_config.json (all are counted
+/// in `added_tokens`). Real tokenizers mark a few hundred to a few thousand (Llama 3: 256).
+pub const MAX_SPECIAL_TOKENS: usize = 100_000;
+
+/// What a JSON value is, in words, without building it.
+#[derive(Clone, Copy, Debug)]
+struct Kind(&'static str);
+
+/// A JSON string, or the kind of the value that is not one (skipped without building).
+enum StrOr {
+    Str(String),
+    Other(Kind),
+}
+
+impl<'de> Deserialize<'de> for StrOr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrOr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrOr, E> {
+                Ok(StrOr::Str(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrOr, E> {
+                Ok(StrOr::Str(v))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<StrOr, E> {
+                Ok(StrOr::Other(Kind("a boolean")))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<StrOr, E> {
+                Ok(StrOr::Other(Kind("a number")))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<StrOr, E> {
+                Ok(StrOr::Other(Kind("a number")))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<StrOr, E> {
+                Ok(StrOr::Other(Kind("a number")))
+            }
+            fn visit_unit<E>(self) -> Result<StrOr, E> {
+                Ok(StrOr::Other(Kind("null")))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StrOr, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(StrOr::Other(Kind("an array")))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrOr, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(StrOr::Other(Kind("an object")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A JSON object's entries in file order, duplicates kept (serde_json's map keeps only
-/// the last of a repeated key; a repeated tensor in `weight_map` must be seen).
-struct Pairs(Vec<(String, Value)>);
+/// the last of a repeated key; a repeated tensor in `weight_map` must be seen): the first
+/// [`MAX_INDEX_ENTRIES`], and how many there are.
+struct Pairs(Vec<(String, StrOr)>, u64);
 
 impl<'de> Deserialize<'de> for Pairs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -62,13 +128,128 @@ impl<'de> Deserialize<'de> for Pairs {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    out.push((k, v));
+                let mut n = 0u64;
+                while let Some(k) = map.next_key::<StrOr>()? {
+                    n = n.saturating_add(1);
+                    match k {
+                        StrOr::Str(k) if out.len() < MAX_INDEX_ENTRIES => out.push((k, map.next_value::<StrOr>()?)),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
                 }
-                Ok(Pairs(out))
+                Ok(Pairs(out, n))
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// `metadata.total_size` as given: an integer, or what else it is (never built).
+#[derive(Deserialize)]
+struct IndexMetadata {
+    total_size: Option<TotalSize>,
+}
+
+enum TotalSize {
+    Bytes(u64),
+    Not(String),
+}
+
+impl<'de> Deserialize<'de> for TotalSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TotalSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a byte count")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<TotalSize, E> {
+                Ok(TotalSize::Bytes(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<TotalSize, E> {
+                Ok(TotalSize::Not(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<TotalSize, E> {
+                // Some writers emit 1.23e10: a whole number in range is a byte count.
+                if v.fract() == 0.0 && (0.0..1.8e19).contains(&v) {
+                    Ok(TotalSize::Bytes(v as u64))
+                } else {
+                    Ok(TotalSize::Not(v.to_string()))
+                }
+            }
+            fn visit_str<E>(self, v: &str) -> Result<TotalSize, E> {
+                Ok(TotalSize::Not(format!("{:?}", clip(v))))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<TotalSize, E> {
+                Ok(TotalSize::Not(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<TotalSize, E> {
+                Ok(TotalSize::Not("null".into()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TotalSize, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(TotalSize::Not("an array".into()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TotalSize, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(TotalSize::Not("an object".into()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `metadata` when it is an object (anything else is ignored, as before).
+enum MaybeMetadata {
+    Object(IndexMetadata),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for MaybeMetadata {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeMetadata;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeMetadata, A::Error> {
+                let mut total_size = None;
+                while let Some(k) = map.next_key::<StrOr>()? {
+                    match k {
+                        StrOr::Str(k) if k == "total_size" => total_size = Some(map.next_value::<TotalSize>()?),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(MaybeMetadata::Object(IndexMetadata { total_size }))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeMetadata, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+            fn visit_unit<E>(self) -> Result<MaybeMetadata, E> {
+                Ok(MaybeMetadata::Other)
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -76,7 +257,7 @@ impl<'de> Deserialize<'de> for Pairs {
 
 #[derive(Deserialize)]
 struct RawIndex {
-    metadata: Option<Value>,
+    metadata: Option<MaybeMetadata>,
     weight_map: Option<Pairs>,
 }
 
@@ -116,57 +297,91 @@ pub fn parse_index(file: &str, bytes: &[u8], findings: &mut Vec<Finding>) -> Opt
             return None;
         }
     };
-    let Some(Pairs(pairs)) = raw.weight_map else {
+    let Some(Pairs(pairs, entries)) = raw.weight_map else {
         findings.push(found(Finding::error(Code::InvalidIndex, format!("{file} has no \"weight_map\" object")).field("weight_map")));
         return None;
     };
+    if entries > pairs.len() as u64 {
+        findings.push(found(
+            Finding::error(
+                Code::LimitExceeded,
+                format!("{file}: weight_map has {entries} entries; only the first {MAX_INDEX_ENTRIES} are read"),
+            )
+            .field("weight_map"),
+        ));
+    }
     let mut total_size = None;
-    if let Some(meta) = raw.metadata.as_ref().and_then(Value::as_object) {
-        match meta.get("total_size") {
+    if let Some(MaybeMetadata::Object(meta)) = raw.metadata {
+        match meta.total_size {
             None => {}
-            Some(v) => match v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)) {
-                Some(n) => total_size = Some(n),
-                None => findings.push(found(
-                    Finding::warning(Code::InvalidIndex, format!("{file}: metadata.total_size is {}, not a byte count", clip(&v.to_string())))
-                        .field("metadata.total_size"),
-                )),
-            },
+            Some(TotalSize::Bytes(n)) => total_size = Some(n),
+            Some(TotalSize::Not(v)) => findings.push(found(
+                Finding::warning(Code::InvalidIndex, format!("{file}: metadata.total_size is {v}, not a byte count")).field("metadata.total_size"),
+            )),
         }
     }
-    let mut weight_map = Vec::with_capacity(pairs.len());
-    let mut seen = HashSet::new();
-    let mut shard_of: HashMap<String, usize> = HashMap::new();
-    let mut shards: Vec<IndexShard> = Vec::new();
-    for (tensor, v) in pairs {
-        keep_bounded(findings);
-        let Some(shard) = v.as_str() else {
-            findings.push(found(
-                Finding::error(Code::InvalidIndex, format!("{}: weight_map[{:?}] is {}, not a file name", clip(file), clip(&tensor), kind_of(&v)))
-                    .tensor(tensor.as_str())
-                    .field("weight_map"),
-            ));
-            continue;
-        };
-        if !seen.insert(tensor.clone()) {
-            findings.push(found(
-                Finding::error(Code::InvalidIndex, format!("{}: {} is listed more than once in weight_map; loaders keep only one entry", clip(file), clip(&tensor)))
-                    .tensor(tensor.as_str())
-                    .field("weight_map"),
-            ));
-            continue;
-        }
-        match shard_of.get(shard).and_then(|&i| shards.get_mut(i)) {
-            Some(s) => s.tensors = s.tensors.saturating_add(1),
-            None => {
-                shard_of.insert(shard.to_string(), shards.len());
-                shards.push(IndexShard {
-                    name: shard.to_string(),
-                    tensors: 1,
-                    provided: false,
-                });
+    // Duplicates first, over borrowed names; then the entries are moved, not copied.
+    let mut keep = Vec::with_capacity(pairs.len());
+    {
+        let mut seen: HashSet<&str> = HashSet::with_capacity(pairs.len());
+        for (tensor, v) in &pairs {
+            keep_bounded(findings);
+            if !matches!(v, StrOr::Str(_)) {
+                keep.push(false);
+                continue;
             }
+            let fresh = seen.insert(tensor.as_str());
+            if !fresh {
+                findings.push(found(
+                    Finding::error(Code::InvalidIndex, format!("{}: {} is listed more than once in weight_map; loaders keep only one entry", clip(file), clip(tensor)))
+                        .tensor(tensor.as_str())
+                        .field("weight_map"),
+                ));
+            }
+            keep.push(fresh);
         }
-        weight_map.push((tensor, shard.to_string()));
+    }
+    // In place: the pairs' buffer becomes the weight map's (an entry may be 6 bytes of JSON).
+    let mut keep = keep.into_iter();
+    let weight_map: Vec<(String, String)> = pairs
+        .into_iter()
+        .filter_map(|(tensor, v)| {
+            let kept = keep.next().unwrap_or(false);
+            keep_bounded(findings);
+            match v {
+                StrOr::Str(shard) => kept.then_some((tensor, shard)),
+                StrOr::Other(kind) => {
+                    findings.push(found(
+                        Finding::error(Code::InvalidIndex, format!("{}: weight_map[{:?}] is {}, not a file name", clip(file), clip(&tensor), kind.0))
+                            .tensor(tensor.as_str())
+                            .field("weight_map"),
+                    ));
+                    None
+                }
+            }
+        })
+        .collect();
+    // The shards and their tensor counts, from the sorted names (no map of copies).
+    let mut names: Vec<&str> = weight_map.iter().map(|(_, s)| s.as_str()).collect();
+    names.sort_unstable();
+    let mut shards: Vec<IndexShard> = Vec::new();
+    for name in names {
+        let full = shards.len() >= MAX_INDEX_SHARDS;
+        match shards.last_mut() {
+            Some(s) if s.name == name => s.tensors = s.tensors.saturating_add(1),
+            _ if full => {
+                findings.push(found(
+                    Finding::error(Code::LimitExceeded, format!("{file}: weight_map names more than {MAX_INDEX_SHARDS} shards; the index is not used"))
+                        .field("weight_map"),
+                ));
+                return None;
+            }
+            _ => shards.push(IndexShard {
+                name: name.to_string(),
+                tensors: 1,
+                provided: false,
+            }),
+        }
     }
     shards.sort_by(|a, b| a.name.cmp(&b.name));
     Some(IndexSummary {
@@ -265,6 +480,7 @@ fn add_specials<'r>(t: &mut TokenizerSummary, items: impl IntoIterator<Item = (O
     let mut next = list.len();
     for (role, id, text) in items {
         let found = by_text.get(&text).copied();
+        let full = list.len() >= MAX_SPECIAL_TOKENS;
         match (role, found.and_then(|i| list.get_mut(i))) {
             (None, Some(_)) => {}
             (Some(r), Some(s)) if s.role.is_none() => {
@@ -275,6 +491,8 @@ fn add_specials<'r>(t: &mut TokenizerSummary, items: impl IntoIterator<Item = (O
                 }
                 next += 1;
             }
+            // Past the limit only roles are added (at most four).
+            (None, None) if full => {}
             (role, existing) => {
                 let id = id.or(existing.and_then(|s| s.id));
                 if found.is_none() {
@@ -293,13 +511,13 @@ fn add_specials<'r>(t: &mut TokenizerSummary, items: impl IntoIterator<Item = (O
 
 #[derive(Deserialize)]
 struct RawTokenizerConfig {
-    bos_token: Option<Value>,
-    eos_token: Option<Value>,
-    pad_token: Option<Value>,
-    unk_token: Option<Value>,
-    chat_template: Option<Value>,
+    bos_token: Option<TokenText>,
+    eos_token: Option<TokenText>,
+    pad_token: Option<TokenText>,
+    unk_token: Option<TokenText>,
+    chat_template: Option<Templates>,
     tokenizer_class: Option<String>,
-    model_max_length: Option<Value>,
+    model_max_length: Option<MaxLength>,
     added_tokens_decoder: Option<BTreeMap<String, RawDecoderToken>>,
 }
 
@@ -310,12 +528,206 @@ struct RawDecoderToken {
     special: bool,
 }
 
-/// A token given as a string or as an AddedToken object `{"content": …}`.
-fn token_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(o) => o.get("content").and_then(Value::as_str).map(str::to_string),
-        _ => None,
+/// A token given as a string or as an AddedToken object `{"content": …}`; anything else
+/// is skipped without being built.
+struct TokenText(Option<String>);
+
+impl<'de> Deserialize<'de> for TokenText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TokenText;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a token")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TokenText, A::Error> {
+                let mut text = None;
+                while let Some(k) = map.next_key::<StrOr>()? {
+                    match (k, text.is_none()) {
+                        (StrOr::Str(k), true) if k == "content" => {
+                            if let StrOr::Str(s) = map.next_value::<StrOr>()? {
+                                text = Some(s);
+                            }
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(TokenText(text))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<TokenText, E> {
+                Ok(TokenText(Some(v.to_string())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenText, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(TokenText(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<TokenText, E> {
+                Ok(TokenText(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<TokenText, E> {
+                Ok(TokenText(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<TokenText, E> {
+                Ok(TokenText(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<TokenText, E> {
+                Ok(TokenText(None))
+            }
+            fn visit_unit<E>(self) -> Result<TokenText, E> {
+                Ok(TokenText(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `chat_template`: one template, or a list of `{"name", "template"}` (items of any other
+/// shape skipped), or something else (its kind, for the finding).
+enum Templates {
+    One(String),
+    Named(Vec<(String, String)>),
+    Other(Kind),
+}
+
+impl<'de> Deserialize<'de> for Templates {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Item(Option<(String, String)>);
+        impl<'de> Deserialize<'de> for Item {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Item;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("a named template")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+                        let (mut name, mut template) = (None, None);
+                        while let Some(k) = map.next_key::<StrOr>()? {
+                            let slot = match &k {
+                                StrOr::Str(k) if k == "name" && name.is_none() => &mut name,
+                                StrOr::Str(k) if k == "template" && template.is_none() => &mut template,
+                                _ => {
+                                    map.next_value::<IgnoredAny>()?;
+                                    continue;
+                                }
+                            };
+                            if let StrOr::Str(v) = map.next_value::<StrOr>()? {
+                                *slot = Some(v);
+                            }
+                        }
+                        Ok(Item(name.zip(template)))
+                    }
+                    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+                        while seq.next_element::<IgnoredAny>()?.is_some() {}
+                        Ok(Item(None))
+                    }
+                    fn visit_str<E>(self, _: &str) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                    fn visit_bool<E>(self, _: bool) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                    fn visit_i64<E>(self, _: i64) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                    fn visit_u64<E>(self, _: u64) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                    fn visit_f64<E>(self, _: f64) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                    fn visit_unit<E>(self) -> Result<Item, E> {
+                        Ok(Item(None))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Templates;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a chat template")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Templates, E> {
+                Ok(Templates::One(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Templates, E> {
+                Ok(Templates::One(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Templates, A::Error> {
+                let mut out = Vec::new();
+                while let Some(Item(item)) = seq.next_element::<Item>()? {
+                    out.extend(item);
+                }
+                Ok(Templates::Named(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Templates, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Templates::Other(Kind("an object")))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Templates, E> {
+                Ok(Templates::Other(Kind("a boolean")))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Templates, E> {
+                Ok(Templates::Other(Kind("a number")))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Templates, E> {
+                Ok(Templates::Other(Kind("a number")))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Templates, E> {
+                Ok(Templates::Other(Kind("a number")))
+            }
+            fn visit_unit<E>(self) -> Result<Templates, E> {
+                Ok(Templates::Named(Vec::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `model_max_length` when it is a number or a string (some files hold 1e30); anything
+/// else is skipped without being built.
+struct MaxLength(Option<Value>);
+
+impl<'de> Deserialize<'de> for MaxLength {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaxLength;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a length")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<MaxLength, E> {
+                Ok(MaxLength(Some(Value::from(v))))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<MaxLength, E> {
+                Ok(MaxLength(Some(Value::from(v))))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<MaxLength, E> {
+                Ok(MaxLength(Some(Value::from(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<MaxLength, E> {
+                Ok(MaxLength(Some(Value::String(clip(v).into_owned()))))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<MaxLength, E> {
+                Ok(MaxLength(Some(Value::Bool(v))))
+            }
+            fn visit_unit<E>(self) -> Result<MaxLength, E> {
+                Ok(MaxLength(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaxLength, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaxLength(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaxLength, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaxLength(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -334,27 +746,18 @@ pub fn parse_tokenizer_config(file: &str, bytes: &[u8], has_json: bool, t: &mut 
         }
     };
     t.tokenizer_class = raw.tokenizer_class;
-    t.model_max_length = raw.model_max_length;
+    t.model_max_length = raw.model_max_length.and_then(|m| m.0);
     match raw.chat_template {
-        Some(Value::String(s)) => t.chat_templates.push(ChatTemplate {
+        Some(Templates::One(s)) => t.chat_templates.push(ChatTemplate {
             name: "default".into(),
             template: s,
         }),
-        Some(Value::Array(items)) => {
-            for item in items {
-                let name = item.get("name").and_then(Value::as_str);
-                let template = item.get("template").and_then(Value::as_str);
-                if let (Some(name), Some(template)) = (name, template) {
-                    t.chat_templates.push(ChatTemplate {
-                        name: name.to_string(),
-                        template: template.to_string(),
-                    });
-                }
-            }
+        Some(Templates::Named(items)) => {
+            t.chat_templates.extend(items.into_iter().map(|(name, template)| ChatTemplate { name, template }));
         }
-        Some(Value::Null) | None => {}
-        Some(other) => findings.push(
-            Finding::warning(Code::InvalidTokenizer, format!("{file}: chat_template is {}, not text", kind_of(&other)))
+        None => {}
+        Some(Templates::Other(kind)) => findings.push(
+            Finding::warning(Code::InvalidTokenizer, format!("{file}: chat_template is {}, not text", kind.0))
                 .field("chat_template")
                 .file(file),
         ),
@@ -371,8 +774,8 @@ pub fn parse_tokenizer_config(file: &str, bytes: &[u8], has_json: bool, t: &mut 
             add_specials(t, specials.into_iter().map(|(id, text)| (None, Some(id), text)));
         }
     }
-    let roles = [("bos", &raw.bos_token), ("eos", &raw.eos_token), ("pad", &raw.pad_token), ("unk", &raw.unk_token)];
-    add_specials(t, roles.iter().filter_map(|(role, v)| v.as_ref().and_then(token_text).map(|text| (Some(*role), None, text))));
+    let roles = [("bos", raw.bos_token), ("eos", raw.eos_token), ("pad", raw.pad_token), ("unk", raw.unk_token)];
+    add_specials(t, roles.into_iter().filter_map(|(role, v)| v.and_then(|v| v.0).map(|text| (Some(role), None, text))));
     check_templates(file, bytes, t, findings);
     true
 }
@@ -394,13 +797,3 @@ fn check_templates(file: &str, bytes: &[u8], t: &TokenizerSummary, findings: &mu
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}

@@ -3,7 +3,7 @@
 //! `split.count` and `split.tensors.count` (the tensors of all parts). [`merge`] joins the
 //! parsed parts into one model and names what is missing or inconsistent.
 
-use crate::error::{clip, keep_bounded, Code, Finding, Severity};
+use crate::error::{cap_findings, clip, keep_bounded, Code, Finding, Severity, MAX_FINDINGS_PER_CODE};
 use crate::formats::gguf::{GgufFile, Value};
 use crate::formats::Inspection;
 use crate::vocab::{TensorEntry, Totals};
@@ -13,9 +13,6 @@ use std::collections::HashMap;
 pub const KEY_SPLIT_NO: &str = "split.no";
 pub const KEY_SPLIT_COUNT: &str = "split.count";
 pub const KEY_SPLIT_TENSORS_COUNT: &str = "split.tensors.count";
-/// Missing parts named one by one: `split.count` comes from a file and may claim 2^64
-/// parts; real splits have at most a few hundred.
-pub const MAX_MISSING_PARTS_LISTED: usize = 1000;
 
 /// One part as the merged model lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -132,22 +129,31 @@ pub fn merge(parts: &[&Inspection]) -> SplitModel {
     }
     if let Some(c) = count {
         let template = ordered.iter().find_map(|(_, n, _)| parse_split_name(n));
-        // Bounded: never list more missing names than parts exist to name (a lying count).
+        // Bounded: `split.count` comes from a file and may claim 2^64 parts. The first
+        // missing ones are named; how many there are in all is counted from the parts seen.
         let mut missing = Vec::new();
         for no in 0..c {
+            if missing.len() >= MAX_FINDINGS_PER_CODE {
+                break;
+            }
             if !seen.contains_key(&no) {
                 missing.push(no);
-                if missing.len() > MAX_MISSING_PARTS_LISTED {
-                    break;
-                }
             }
         }
+        let present = seen.keys().filter(|no| **no < c).count() as u64;
+        let total_missing = c.saturating_sub(present);
+        let listed = missing.len() as u64;
         for no in missing {
             let file = template.map_or_else(
                 || format!("part {} of {c}", no.saturating_add(1)),
                 |(prefix, _, _)| split_name(prefix, no.saturating_add(1), c),
             );
             findings.push(Finding::error(Code::SplitMissing, format!("part {} of {c} is missing: {file}", no.saturating_add(1))).field(KEY_SPLIT_NO).file(file));
+        }
+        if total_missing > listed {
+            let mut f = Finding::error(Code::SplitMissing, format!("… and {} more parts of {c} are missing", total_missing - listed)).field(KEY_SPLIT_NO);
+            f.more = total_missing.saturating_sub(listed);
+            findings.push(f);
         }
     }
 
@@ -178,6 +184,7 @@ pub fn merge(parts: &[&Inspection]) -> SplitModel {
             );
         }
     }
+    cap_findings(&mut findings);
     let (errors, warnings) = findings.into_iter().partition(|f: &Finding| f.severity == Severity::Error);
     SplitModel {
         kind: "gguf-split",

@@ -158,18 +158,6 @@ impl<'a, S: ByteSource + ?Sized> Prefix<'a, S> {
     }
 }
 
-/// GGUF headers are read in ranges of this granularity: the first read is this long, and
-/// each later one extends the prefix to what the parser still needs, rounded up to it. A
-/// 1 MiB step keeps a 10 MB tokenizer to ~10 reads while overshooting the data start by
-/// less than 1 MiB (the report's `bytes_read` stays within data_start + this).
-pub const GGUF_READ_GRANULARITY: u64 = 1 << 20;
-
-/// The GGUF read plan: `need` rounded up to the granularity (at least one granule).
-pub fn gguf_read_hint(_have: u64, need: u64) -> u64 {
-    let g = GGUF_READ_GRANULARITY;
-    need.max(1).div_ceil(g).saturating_mul(g)
-}
-
 /// Upper bound on parse rounds, so a parser that keeps asking can never loop forever.
 pub const MAX_PARSE_ROUNDS: usize = 10_000;
 

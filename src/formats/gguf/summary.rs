@@ -37,7 +37,7 @@ impl KvGroup {
     pub fn label(self, arch: Option<&str>) -> String {
         match self {
             KvGroup::General => "general metadata".into(),
-            KvGroup::Architecture => format!("{} metadata", arch.unwrap_or("architecture")),
+            KvGroup::Architecture => format!("{} metadata", crate::error::clip(arch.unwrap_or("architecture"))),
             KvGroup::Tokenizer => "tokenizer metadata".into(),
             KvGroup::Other => "other metadata".into(),
         }

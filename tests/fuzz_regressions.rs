@@ -1,0 +1,174 @@
+//! The fuzz targets' invariants (`tensorpeek::invariants`, docs/fuzzing.md) on the test
+//! fixtures, and every input that ever broke one, by name (the fuzz inputs are committed
+//! in `tests/fuzz_regressions/`; each test says what went wrong and where it was fixed).
+
+use std::path::{Path, PathBuf};
+use tensorpeek::invariants::{assembly_case, companions_case, decode_case, every_dtype, gguf_case_full, safetensors_case};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn regression(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions").join(name)).unwrap()
+}
+
+fn read(p: impl AsRef<Path>) -> Vec<u8> {
+    std::fs::read(fixtures().join(p)).unwrap()
+}
+
+/// `[k] ++ bytes`: the file as is (k = 0), or followed by 2^(k − 128) zero bytes.
+fn with_len(k: u8, bytes: &[u8]) -> Vec<u8> {
+    [&[k][..], bytes].concat()
+}
+
+#[test]
+fn fixtures_hold_the_safetensors_invariants() {
+    for f in ["one_tensor.safetensors", "tiny_model.safetensors", "truncated.safetensors", "values_np.safetensors", "values_ml.safetensors", "checkpoint/good/model-00001-of-00002.safetensors"] {
+        let b = read(f);
+        for k in [0u8, 7, 128 + 33] {
+            safetensors_case(&with_len(k, &b)).unwrap_or_else(|e| panic!("{f} (k = {k}): {e}"));
+        }
+        // Every prefix: a file cut anywhere.
+        for cut in (0..b.len()).step_by(b.len() / 50 + 1) {
+            safetensors_case(&with_len(0, &b[..cut])).unwrap_or_else(|e| panic!("{f} cut at {cut}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn fixtures_hold_the_gguf_invariants() {
+    for f in ["stories260K.gguf", "values.gguf", "gguf/align64.gguf", "gguf/all_types.gguf", "gguf/big_endian.gguf", "gguf/split-00001-of-00003.gguf"] {
+        let b = read(f);
+        for seed in 0u8..10 {
+            let data = [&[0u8, seed][..], &b].concat();
+            gguf_case_full(&data).unwrap_or_else(|e| panic!("{f} (seed {seed}): {e}"));
+        }
+        for cut in (0..b.len()).step_by(b.len() / 40 + 1) {
+            gguf_case_full(&[&[0u8, 3][..], &b[..cut]].concat()).unwrap_or_else(|e| panic!("{f} cut at {cut}: {e}"));
+        }
+        // The same header in a file past 4 GiB (its data a hole).
+        gguf_case_full(&[&[128 + 33, 1][..], &b].concat()).unwrap_or_else(|e| panic!("{f} past 4 GiB: {e}"));
+    }
+}
+
+#[test]
+fn fixtures_hold_the_companion_and_assembly_invariants() {
+    let names = ["model.safetensors.index.json", "config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"];
+    for (k, n) in names.iter().enumerate() {
+        let b = read(Path::new("checkpoint/good").join(n));
+        companions_case(&[&[k as u8][..], &b].concat()).unwrap_or_else(|e| panic!("{n}: {e}"));
+        companions_case(&[&[k as u8][..], &b[..b.len() / 2]].concat()).unwrap_or_else(|e| panic!("half of {n}: {e}"));
+    }
+    // A set: both shards' headers (the data cut off), the index, the config, a GGUF part.
+    let mut set = Vec::new();
+    let mut add = |kind: u8, part: u8, bytes: &[u8]| {
+        let n = bytes.len().min(u16::MAX as usize);
+        set.extend([kind, part]);
+        set.extend((n as u16).to_le_bytes());
+        set.extend(&bytes[..n]);
+    };
+    add(0, 64, &read("checkpoint/good/model-00001-of-00002.safetensors"));
+    add(2, 0, &read("checkpoint/good/model.safetensors.index.json"));
+    add(3, 0, &read("checkpoint/good/config.json"));
+    add(1, 128, &read("gguf/split-00001-of-00003.gguf"));
+    assembly_case(&set).unwrap();
+}
+
+#[test]
+fn every_dtype_holds_the_decode_invariants() {
+    let bytes: Vec<u8> = (0..3000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    for t in 0..every_dtype().len() {
+        for seed in [1u8, 77] {
+            decode_case(&[&[t as u8, seed][..], &bytes].concat()).unwrap_or_else(|e| panic!("type {t}: {e}"));
+        }
+    }
+}
+
+// ------------------------------------------------------------------ found by fuzzing
+
+/// A GGUF file: raw KV entries (key, type, value bytes), no tensors.
+fn gguf_kvs(kvs: &[(&str, u32, Vec<u8>)]) -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend(0u64.to_le_bytes());
+    out.extend((kvs.len() as u64).to_le_bytes());
+    for (k, ty, v) in kvs {
+        out.extend((k.len() as u64).to_le_bytes());
+        out.extend(k.as_bytes());
+        out.extend(ty.to_le_bytes());
+        out.extend(v);
+    }
+    out
+}
+
+/// gguf target, first run (two crashes, 2026-11-30): `tokenizer.ggml.scores` holding NaN
+/// made the resumed and one-shot parses look different — `Value::F32(NaN) != F32(NaN)`.
+/// The parses were the same; the invariant now compares a NaN value equal to itself.
+#[test]
+fn gguf_nan_metadata_values_are_the_same_parse() {
+    let nan = f32::NAN.to_le_bytes().to_vec();
+    let scores = [9u32.to_le_bytes().to_vec(), 6u32.to_le_bytes().to_vec(), 2u64.to_le_bytes().to_vec(), nan.clone(), nan.clone()].concat();
+    let file = gguf_kvs(&[("t.nan", 6, nan), ("tokenizer.ggml.scores", 9, scores), ("t.f64", 12, f64::NAN.to_le_bytes().to_vec())]);
+    for seed in 0u8..8 {
+        gguf_case_full(&[&[0u8, seed][..], &file].concat()).unwrap();
+    }
+}
+
+/// safetensors and companions targets, first long run (2026-11-30): two inputs of a few
+/// hundred bytes "took" 11–20 ms while a release build and Chromium ran on the same two
+/// cores. Not slow parses (80 µs when re-run): the time check now uses the thread's CPU
+/// clock (`invariants::thread_cpu_time`), so waiting for a core does not count.
+#[test]
+fn inputs_that_were_slow_only_under_load() {
+    safetensors_case(&regression("safetensors-slow-only-under-load")).unwrap();
+    companions_case(&regression("companions-slow-only-under-load")).unwrap();
+    decode_case(&regression("decode-slow-only-under-load")).unwrap();
+    gguf_case_full(&regression("gguf-slow-only-under-load")).unwrap();
+}
+
+/// assembly target, first long run: a split part whose `split.count` claims more parts
+/// than exist made one `SplitMissing` finding per missing part, up to 1,001 (the loop's
+/// old bound). Now the first 200 are named and one more finding counts the rest exactly
+/// (`more`), from the parts present.
+#[test]
+fn a_lying_split_count_names_200_missing_parts_and_counts_the_rest() {
+    assembly_case(&regression("assembly-split-count-1001-findings")).unwrap();
+    let part = |no: u32, count: u32| {
+        let kvs = [("split.no", 2u32, no.to_le_bytes()[..2].to_vec()), ("split.count", 4, count.to_le_bytes().to_vec())];
+        let mut out = b"GGUF".to_vec();
+        out.extend(3u32.to_le_bytes());
+        out.extend(0u64.to_le_bytes());
+        out.extend((kvs.len() as u64).to_le_bytes());
+        for (k, ty, v) in kvs {
+            out.extend((k.len() as u64).to_le_bytes());
+            out.extend(k.as_bytes());
+            out.extend(ty.to_le_bytes());
+            out.extend(v);
+        }
+        out
+    };
+    use tensorpeek::source::{self, MemorySource};
+    let parts: Vec<_> = [0u32, 5].iter().map(|no| pollster::block_on(source::inspect(&MemorySource::new(part(*no, 4_000_000_000)), &format!("m-{:05}-of-99999.gguf", no + 1)))).collect();
+    let refs: Vec<_> = parts.iter().collect();
+    let m = tensorpeek::model::gguf_split::merge(&refs);
+    let missing: Vec<_> = m.errors.iter().filter(|f| f.code == tensorpeek::error::Code::SplitMissing).collect();
+    assert_eq!(missing.len(), 201);
+    assert_eq!(missing[0].message, "part 2 of 4000000000 is missing: m-00002-of-4000000000.gguf");
+    assert_eq!(missing[200].more, 4_000_000_000 - 2 - 200);
+    assert!(missing[200].message.contains("3999999798 more"), "{}", missing[200].message);
+}
+
+/// companions target, found while checking the above: a 149-byte config.json claiming
+/// 10,000 layers made the inventory check build ~90,000 expected names and as many
+/// findings (72 ms of CPU time). Now at most `MAX_LAYERS` (1,000) layers are believed, and
+/// findings past the cap per code are counted without being built.
+#[test]
+fn a_tiny_config_claiming_many_layers_is_cheap() {
+    for layers in [1_000u64, 10_000, u64::MAX] {
+        let cfg = format!(
+            r#"{{"model_type":"llama","num_hidden_layers":{layers},"hidden_size":4,"intermediate_size":8,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":8}}"#
+        );
+        companions_case(&[&[1u8][..], cfg.as_bytes()].concat()).unwrap_or_else(|e| panic!("{layers} layers: {e}"));
+    }
+}
