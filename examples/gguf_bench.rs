@@ -3,7 +3,8 @@
 //! of the final prefix).
 use std::time::Instant;
 use tensorpeek::formats::{gguf, Step};
-use tensorpeek::source::{self, file::FileSource, gguf_read_hint};
+use tensorpeek::source::inspect::gguf_read_hint;
+use tensorpeek::source::{self, file::FileSource};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
