@@ -16,6 +16,14 @@ Llama-3.2-3B-shaped ones of make_sparse_safetensors.py / make_sparse_gguf.py:
 Headers are written here (json + struct for safetensors, GGUFWriter for GGUF); the data
 sections are holes made with truncate, so every value reads as zero. Files that already
 exist with the expected size are left alone (the script is cheap to re-run).
+
+For the values rows, whose speed depends on the values (a block of zeros is counted at
+once), the same tensors are also written with their data filled (2.1 GB of disk,
+regenerated only when missing; seeded, so always the same bytes):
+- bf16-embed.dense.safetensors: the 128,256 × 3,072 BF16 embedding (788 MB), N(0, 0.02);
+- f32-1gib.dense.safetensors: 65,536 × 4,096 F32, N(0, 0.02);
+- q4k.dense.gguf: the Q4_K tensor above, every block's bytes random but for its two f16
+  scales (d and dmin in [1e-3, 1e-2)).
 """
 
 import json
@@ -129,6 +137,69 @@ def main():
     if not os.path.exists(path):
         size = write_q4k(path)
     print(f"q4k.sparse.gguf: 1 Q4_K tensor, file {os.path.getsize(path)} bytes")
+    dense(out)
+
+
+CHUNK = 1 << 24  # values (or blocks of Q4_K / 16) generated at a time
+
+
+def fill(path, sparse, make):
+    """Copies the sparse file's header and fills its data section with make(rng, n_bytes)."""
+    if os.path.exists(path) and os.path.getsize(path) == os.path.getsize(sparse):
+        return
+    size = os.path.getsize(sparse)
+    with open(sparse, "rb") as f:
+        head = f.read(8)
+        if head[:4] == b"GGUF":
+            start = data_start_gguf(sparse)
+        else:
+            start = 8 + struct.unpack("<Q", head)[0]
+        f.seek(0)
+        header = f.read(start)
+    rng = np.random.default_rng(13)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(header)
+        left = size - start
+        while left > 0:
+            part = make(rng, min(left, CHUNK * 4))
+            f.write(part)
+            left -= len(part)
+    os.replace(tmp, path)
+
+
+def data_start_gguf(path):
+    from gguf import GGUFReader
+    return GGUFReader(path).data_offset
+
+
+def normal_f32(rng, nbytes):
+    return (rng.standard_normal(nbytes // 4, dtype=np.float32) * np.float32(0.02)).tobytes()
+
+
+def normal_bf16(rng, nbytes):
+    f = rng.standard_normal(nbytes // 2, dtype=np.float32) * np.float32(0.02)
+    return (f.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+
+
+def random_q4k(rng, nbytes):
+    blocks = rng.integers(0, 256, size=(nbytes // 144, 144), dtype=np.uint8)
+    scales = rng.uniform(1e-3, 1e-2, size=(len(blocks), 2)).astype(np.float16)
+    blocks[:, 0:4] = scales.view(np.uint8).reshape(len(blocks), 4)
+    return blocks.tobytes()
+
+
+def dense(out):
+    embed = os.path.join(out, "bf16-embed.sparse.safetensors")
+    write_safetensors(embed, [("model.embed_tokens.weight", "BF16", [128_256, 3072])])
+    for name, sparse, make in [
+        ("bf16-embed.dense.safetensors", embed, normal_bf16),
+        ("f32-1gib.dense.safetensors", os.path.join(out, "f32-1gib.sparse.safetensors"), normal_f32),
+        ("q4k.dense.gguf", os.path.join(out, "q4k.sparse.gguf"), random_q4k),
+    ]:
+        path = os.path.join(out, name)
+        fill(path, sparse, make)
+        print(f"{name}: file {os.path.getsize(path)} bytes, data filled")
 
 
 if __name__ == "__main__":
