@@ -11,7 +11,7 @@
 
 use super::components::{now_ms, ExportButton};
 use super::protocol::{from_js, to_js, AuditResponse, Request};
-use super::sources::Sources;
+use super::sources::{FileSource, Sources};
 use super::state::State;
 use crate::fmt;
 use crate::model::audit::reconcile::Balance;
@@ -129,16 +129,17 @@ pub fn use_audit(sources: Sources) -> AuditHandle {
     AuditHandle { run: (*run).clone(), start, cancel }
 }
 
-/// The `File`s of some tabs as a JS array (a tab closed meanwhile is an error).
+/// The files of some tabs as a JS array: a local file's `File`, or the URL a file was
+/// opened from (the worker reads it with range requests). A tab closed meanwhile is an error.
 fn files(sources: &Sources, tabs: &[(u32, String)]) -> Result<(js_sys::Array, Vec<String>), String> {
     let array = js_sys::Array::new();
     let mut names = Vec::new();
     for (id, name) in tabs {
         let src = sources.get(*id).ok_or_else(|| format!("{name} is no longer open; open it again"))?;
-        let local = src
-            .blob()
-            .ok_or_else(|| format!("{name} was opened by URL; the audit reads both sides from disk (download them, then open them here)"))?;
-        array.push(local.blob());
+        match &src {
+            FileSource::Blob(b) => array.push(b.blob()),
+            FileSource::Url(u) => array.push(&JsValue::from_str(u)),
+        };
         names.push(name.clone());
     }
     Ok((array, names))

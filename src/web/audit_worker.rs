@@ -1,40 +1,46 @@
 //! The worker side of the page's conversion audit: a [`Request::Audit`] names the two
-//! sides' `File`s; they are opened through the set driver (`source::set::open_set`, the
-//! CLI's too — the source checkpoint's config.json rides along as a small in-memory
-//! `Blob`), planned, and read side by side by the one audit loop
-//! ([`crate::source::audit::run_audit`]) over [`BlobSource`]s, whose `read_into` reads each
-//! chunk through a BYOB stream into a reused buffer. Progress goes to the page at most every
+//! sides' files — `File`s, or the URLs files were opened from; they are opened through the
+//! set driver (`source::set::open_set`, the CLI's too — the source checkpoint's config.json
+//! rides along as a small in-memory `Blob`), planned, and read side by side by the one
+//! audit loop ([`crate::source::audit::run_audit`]): a `File` through [`BlobSource`], whose
+//! `read_into` reads each chunk through a BYOB stream into a reused buffer; a URL through
+//! [`HttpSource`], one range request per chunk. Progress goes to the page at most every
 //! `progress_ms` (the values worker's interval); Cancel terminates the worker.
 
 use super::protocol::{to_js, AuditResponse, Request};
 use crate::model::audit::plan;
 use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
+use super::sources::PageSource;
 use crate::source::blob::BlobSource;
+use crate::source::http::{FetchCount, HttpSource};
+use std::rc::Rc;
 use crate::source::set::{open_set, SetInput, SetOptions};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::DedicatedWorkerGlobalScope;
 
-/// The `File`s of a JS array with their names, as set inputs.
-fn inputs(files: &JsValue, names: &[String]) -> Result<Vec<SetInput<BlobSource>>, String> {
+/// The files of a JS array (`File`s or URLs) with their names, as set inputs. A URL is
+/// opened here (one range request, which also brings the head of its header).
+async fn inputs(files: &JsValue, names: &[String]) -> Result<Vec<SetInput<PageSource>>, String> {
     let array: js_sys::Array = files.clone().dyn_into().map_err(|_| "the files are not an array".to_string())?;
     if array.length() as usize != names.len() {
         return Err(format!("{} files but {} names", array.length(), names.len()));
     }
-    names
-        .iter()
-        .zip(array.iter())
-        .map(|(name, f)| {
-            let blob: web_sys::Blob = f.dyn_into().map_err(|_| format!("{name} is not a file"))?;
-            Ok(SetInput { name: name.clone(), src: BlobSource::new(blob), explain: true })
-        })
-        .collect()
+    let mut out = Vec::with_capacity(names.len());
+    for (name, f) in names.iter().zip(array.iter()) {
+        let src = match f.as_string() {
+            Some(url) => PageSource::Http(HttpSource::open(&url, Rc::new(FetchCount::default())).await.map_err(|e| format!("{name}: {e}"))?),
+            None => PageSource::Blob(Rc::new(BlobSource::new(f.dyn_into().map_err(|_| format!("{name} is not a file"))?))),
+        };
+        out.push(SetInput { name: name.clone(), src, explain: true });
+    }
+    Ok(out)
 }
 
 /// config.json's text as a file of the set.
-fn config_input(text: &str) -> Option<SetInput<BlobSource>> {
+fn config_input(text: &str) -> Option<SetInput<PageSource>> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let blob = web_sys::Blob::new_with_str_sequence(&parts).ok()?;
-    Some(SetInput { name: "config.json".into(), src: BlobSource::new(blob), explain: true })
+    Some(SetInput { name: "config.json".into(), src: PageSource::Blob(Rc::new(BlobSource::new(blob))), explain: true })
 }
 
 fn post(scope: &DedicatedWorkerGlobalScope, msg: &AuditResponse) {
@@ -51,9 +57,9 @@ pub async fn run(scope: &DedicatedWorkerGlobalScope, request: Request, progress_
         return;
     };
     let fail = |message: String| post(scope, &AuditResponse::AuditFailed { message });
-    let (mut s_in, t_in) = match inputs(&source, &source_names).and_then(|s| inputs(&target, &target_names).map(|t| (s, t))) {
-        Ok(x) => x,
-        Err(e) => return fail(format!("the audit worker got a bad request: {e}")),
+    let (mut s_in, t_in) = match (inputs(&source, &source_names).await, inputs(&target, &target_names).await) {
+        (Ok(s), Ok(t)) => (s, t),
+        (Err(e), _) | (_, Err(e)) => return fail(format!("the audit could not open its files: {e}")),
     };
     if let Some(c) = config.as_deref().and_then(config_input) {
         s_in.push(c);
@@ -67,8 +73,8 @@ pub async fn run(scope: &DedicatedWorkerGlobalScope, request: Request, progress_
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),
     };
-    let s_src: Vec<&BlobSource> = s_idx.iter().filter_map(|&i| s_in.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&BlobSource> = t_idx.iter().filter_map(|&i| t_in.get(i).map(|x| &x.src)).collect();
+    let s_src: Vec<&PageSource> = s_idx.iter().filter_map(|&i| s_in.get(i).map(|x| &x.src)).collect();
+    let t_src: Vec<&PageSource> = t_idx.iter().filter_map(|&i| t_in.get(i).map(|x| &x.src)).collect();
     let mut last = f64::NEG_INFINITY;
     let progress = |p: &AuditProgress| {
         let now = js_sys::Date::now();

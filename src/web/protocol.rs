@@ -71,11 +71,12 @@ pub enum Request {
     /// the target's. Answered with [`AuditResponse`]s.
     #[serde(rename_all = "camelCase")]
     Audit {
-        /// The source's `File`s (a JS array), and their names in the same order.
+        /// The source's files (a JS array: a `File`, or the URL a file was opened from, read
+        /// with range requests), and their names in the same order.
         #[serde(with = "serde_wasm_bindgen::preserve")]
         source: JsValue,
         source_names: Vec<String>,
-        /// The target's `File`s and names.
+        /// The target's files (`File`s or URLs) and names.
         #[serde(with = "serde_wasm_bindgen::preserve")]
         target: JsValue,
         target_names: Vec<String>,

@@ -39,7 +39,7 @@ impl FileSource {
     }
 }
 
-/// A [`FileSource`] opened for reading.
+/// A [`FileSource`] opened for reading (also the audit worker's files).
 pub enum PageSource {
     Blob(Rc<BlobSource>),
     Http(HttpSource),
@@ -57,6 +57,13 @@ impl ByteSource for PageSource {
         match self {
             PageSource::Blob(b) => b.read_at(start, len).await,
             PageSource::Http(h) => h.read_at(start, len).await,
+        }
+    }
+
+    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
+        match self {
+            PageSource::Blob(b) => b.read_into(start, len, buf).await,
+            PageSource::Http(h) => h.read_into(start, len, buf).await,
         }
     }
 }

@@ -19,6 +19,8 @@ const openPage = (browser, url, options = {}) => openCounted(browser, url, { cou
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
 const SPARSE_GGUF = path.join(OUT, 'llama32-3b.sparse.gguf');
 const CKPT = path.join(FIXTURES, 'checkpoint/good');
+const AUDIT_CKPT = path.join(FIXTURES, 'audit/tied');
+const AUDIT_GGUF = path.join(FIXTURES, 'audit/gguf/tied-BF16.gguf');
 const HEAD = 64 * 1024;
 const MIB = 1 << 20;
 
@@ -38,6 +40,8 @@ before(async () => {
       '/big/llama32-3b.sparse.safetensors': SPARSE,
       '/big/llama32-3b.sparse.gguf': SPARSE_GGUF,
       ...Object.fromEntries(fs.readdirSync(CKPT).map((f) => [`/ckpt/${f}`, path.join(CKPT, f)])),
+      ...Object.fromEntries(fs.readdirSync(AUDIT_CKPT).map((f) => [`/audit/tied/${f}`, path.join(AUDIT_CKPT, f)])),
+      '/audit/tied-BF16.gguf': AUDIT_GGUF,
     },
   });
 });
@@ -214,6 +218,27 @@ test('an index URL pulls its shards and the config.json beside it', async () => 
   // A link to the Model tab reopens the index.
   const link = await page.getAttribute('[data-testid=share]', 'data-link');
   assert.ok(link.includes(`file=${q(url)}`) && link.includes('tab=model'), link);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the conversion audit over URLs: a checkpoint by its index URL against a GGUF URL, every read a range request', async () => {
+  const index = `${files.url}audit/tied/model.safetensors.index.json`;
+  const gguf = `${files.url}audit/tied-BF16.gguf`;
+  const from = files.log.length;
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?url=${q(index)}&url=${q(gguf)}`);
+  await page.click('[data-testid=audit-tab]', { timeout: 60_000 });
+  const opened = files.log.length;
+  await page.click('[data-testid=audit-run]:not([disabled])');
+  await page.waitForSelector('[data-testid=audit-summary]', { timeout: 120_000 });
+  // The same verdicts as the audit of the local files (audit.test.mjs, the reference audit).
+  assert.equal((await page.locator('[data-testid=audit-summary]').textContent()).trim(), '20/20 exact, 1 generated_ok');
+  assert.equal(await page.getAttribute('[data-testid=audit-verdict]', 'data-ok'), 'true');
+  // The audit read the model files through range requests, none of them whole.
+  const reads = files.gets(opened).filter((g) => /\.(safetensors|gguf)$/.test(g.path));
+  assert.ok(reads.length > 0);
+  assert.ok(reads.every((g) => g.range && g.status === 206), JSON.stringify(reads.filter((g) => !g.range || g.status !== 206)));
+  assert.ok(files.gets(from).every((g) => g.range || /\.json$/.test(g.path)), 'only JSON companions are fetched whole');
   assert.deepEqual(errors, []);
   await context.close();
 });
