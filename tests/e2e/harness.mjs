@@ -168,8 +168,9 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   // `app`: wait until the app has taken over from the first view's plain HTML (www/loader.js
   // starts it on the pointer over the drop zone, as a person's would be), so that a test's
   // input reaches the app's own controls; `app: false` tests the first view itself.
-  if (app && await page.evaluate(() => !!document.getElementById('shell'))) {
-    await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
+  // (One evaluate: with ?url= the app may take over at any moment on its own.)
+  if (app && await page.evaluate(() => !!document.querySelector('#shell [data-testid=empty]')
+    ?.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })) || !!document.getElementById('shell'))) {
     await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   }
   return { context, page, requests, errors };
