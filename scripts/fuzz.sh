@@ -17,7 +17,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(safetensors gguf companions assembly decode)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(safetensors gguf companions assembly decode pickle torch)
 
 say() { printf '[fuzz] %s\n' "$*"; }
 
@@ -34,9 +34,9 @@ python3 fuzz/make_dicts_and_seeds.py
 # debug assertions stay on (cargo-fuzz's default), so an unchecked overflow is a crash.
 nice cargo +nightly fuzz build -s none >/dev/null 2>&1 || nice cargo +nightly fuzz build -s none
 
-dict_of() { case $1 in safetensors) echo safetensors;; gguf|decode) echo gguf;; *) echo json;; esac; }
+dict_of() { case $1 in safetensors) echo safetensors;; gguf|decode) echo gguf;; pickle|torch) echo pickle;; *) echo json;; esac; }
 # Longest input per target: room for real headers (the seeds) without slowing every run.
-max_len_of() { case $1 in safetensors) echo 16384;; gguf) echo 65546;; companions) echo 16384;; assembly) echo 16384;; decode) echo 1200;; esac; }
+max_len_of() { case $1 in safetensors) echo 16384;; gguf) echo 65546;; companions) echo 16384;; assembly) echo 16384;; decode) echo 1200;; pickle) echo 16384;; torch) echo 65536;; esac; }
 
 LOGS=fuzz/logs
 mkdir -p "$LOGS"

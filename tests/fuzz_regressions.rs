@@ -3,7 +3,9 @@
 //! in `tests/fuzz_regressions/`; each test says what went wrong and where it was fixed).
 
 use std::path::{Path, PathBuf};
-use tensorpeek::invariants::{assembly_case, companions_case, decode_case, every_dtype, gguf_case_full, safetensors_case};
+use tensorpeek::error::Code;
+use tensorpeek::formats::torch::{self, Container};
+use tensorpeek::invariants::{assembly_case, companions_case, decode_case, every_dtype, gguf_case_full, pickle_case, safetensors_case, torch_case};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -81,6 +83,53 @@ fn every_dtype_holds_the_decode_invariants() {
     for t in 0..every_dtype().len() {
         for seed in [1u8, 77] {
             decode_case(&[&[t as u8, seed][..], &bytes].concat()).unwrap_or_else(|e| panic!("type {t}: {e}"));
+        }
+    }
+}
+
+/// Every file of tests/fixtures/pickle (pickles, legacy and zip PyTorch files, .npy,
+/// .npz, the malicious and obfuscated ones) and the checkpoints' .bin shards.
+fn pickle_family_fixtures() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in ["pickle", "pickle/tiny_llama", "pickle/sharded_llama"] {
+        let mut names: Vec<_> = std::fs::read_dir(fixtures().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        for p in names {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if p.is_file() && ["pkl", "pt", "bin", "ckpt", "npy", "npz"].contains(&ext) {
+                out.push((p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    assert!(out.len() >= 70, "{} pickle-family fixtures", out.len());
+    out
+}
+
+#[test]
+fn fixtures_hold_the_pickle_invariants() {
+    for (f, b) in pickle_family_fixtures() {
+        if b.len() > 64 << 10 {
+            continue; // many_storages.pt: the torch target's (below)
+        }
+        // as a file, walked as torch data.pkl, at offset 2^62, in a zip member
+        for mode in [0u8, 2, 4, 8] {
+            pickle_case(&with_len(mode, &b)).unwrap_or_else(|e| panic!("{f} (mode {mode}): {e}"));
+        }
+        for cut in (0..b.len()).step_by(b.len() / 20 + 1) {
+            pickle_case(&with_len(0, &b[..cut])).unwrap_or_else(|e| panic!("{f} cut at {cut}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn fixtures_hold_the_torch_invariants() {
+    for (f, b) in pickle_family_fixtures() {
+        torch_case(&[&[0u8, 0, 0][..], &b].concat()).unwrap_or_else(|e| panic!("{f}: {e}"));
+        // 2^33 zero bytes after the first half: offsets past 4 GiB, a broken file
+        let half = (b.len() / 2).min(u16::MAX as usize) as u16;
+        torch_case(&[&[128 + 33][..], &half.to_le_bytes(), &b].concat()).unwrap_or_else(|e| panic!("{f} with a gap: {e}"));
+        for cut in (0..b.len()).step_by(b.len() / 20 + 1) {
+            torch_case(&[&[0u8, 0, 0][..], &b[..cut]].concat()).unwrap_or_else(|e| panic!("{f} cut at {cut}: {e}"));
         }
     }
 }
@@ -171,4 +220,91 @@ fn a_tiny_config_claiming_many_layers_is_cheap() {
         );
         companions_case(&[&[1u8][..], cfg.as_bytes()].concat()).unwrap_or_else(|e| panic!("{layers} layers: {e}"));
     }
+}
+
+/// pickle target, first run (from a seed: truncated_legacy.pt after another protocol
+/// pickle): a legacy storage placed past the end of the file made a `MissingStorage`
+/// finding at that offset, past the end. Findings of the PyTorch reader now point at most
+/// at the end of the file (the message still says where the storage was placed).
+#[test]
+fn a_legacy_storage_placed_past_the_end_is_reported_at_the_end() {
+    let input = regression("pickle-legacy-storage-placed-past-the-end");
+    pickle_case(&input).unwrap();
+    let bytes = [torch::LEGACY_PREFIX, b"\x80\x02M\xe9\x03.", &input[1..]].concat();
+    let (i, _) = torch::parse_all(&bytes);
+    assert_eq!(i.format, Container::PytorchLegacy);
+    let len = bytes.len() as u64;
+    let missing = i.findings.iter().find(|f| f.code == Code::MissingStorage).expect("a MissingStorage finding");
+    assert_eq!(missing.offset, Some(len), "{missing:?}");
+    assert!(i.findings.iter().all(|f| f.offset.is_none_or(|o| o <= len)));
+}
+
+/// torch target, first run: a zip whose central directory is empty (size 0) at an offset
+/// no read had reached made `RangeCache::missing` build the range `start + 1..start` and
+/// panic. An empty range is now always at hand.
+#[test]
+fn an_empty_central_directory_far_from_the_head_does_not_panic() {
+    torch_case(&regression("torch-empty-central-directory")).unwrap();
+    // the smallest such file: a local header, zeros, an end record naming 0 bytes at 60
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.resize(100, 0);
+    zip.extend(b"PK\x05\x06\0\0\0\0\0\0\0\0");
+    zip.extend(0u32.to_le_bytes()); // directory size
+    zip.extend(60u32.to_le_bytes()); // directory offset
+    zip.extend(0u16.to_le_bytes()); // comment length
+    let (i, _) = torch::parse_all(&zip);
+    assert_eq!(i.format, Container::Unknown);
+    assert!(i.findings.iter().any(|f| f.code == Code::UnknownFormat), "{:?}", i.findings);
+    torch_case(&[&[0u8, 0, 0][..], &zip].concat()).unwrap();
+}
+
+/// pickle target, first run: a `_rebuild_tensor_v2` call with a size of one dimension and
+/// an empty stride was listed as a tensor (torch refuses it: `set_` wants as many strides
+/// as dimensions). Such a call is now not a tensor, with a `PickleMalformed` warning.
+#[test]
+fn a_rebuild_with_size_and_stride_of_different_lengths_is_not_a_tensor() {
+    let input = regression("pickle-size-and-stride-of-different-lengths");
+    pickle_case(&input).unwrap();
+    assert_eq!(input[0], 0, "mode 0: the file as is (a legacy torch file)");
+    let (i, _) = torch::parse_all(&input[1..]);
+    assert!(i.tensors.iter().all(|t| t.shape.len() == t.stride.len()), "{:?}", i.tensors);
+    assert!(!i.tensors.iter().any(|t| t.name == "alone"), "{:?}", i.tensors);
+    assert!(i.findings.iter().any(|f| f.code == Code::PickleMalformed && f.message.contains("rebuild call")), "{:?}", i.findings);
+}
+
+/// torch target, first run: a stored `data.pkl` whose directory entry says 16,815 bytes
+/// but whose compressed size fits the file was walked as far as the file went and
+/// reported as a 16,815-byte pickle running past the end, without an error. A stored
+/// member must fit the file with both its sizes (`TensorPastEnd` otherwise).
+#[test]
+fn a_stored_member_must_fit_with_both_its_sizes() {
+    let input = regression("torch-data-pkl-size-past-the-end");
+    torch_case(&input).unwrap();
+    let (i, _) = torch::parse_all(&input[3..]);
+    let len = (input.len() - 3) as u64;
+    assert!(i.pickle.is_none_or(|(at, n)| at + n <= len), "{:?}", i.pickle);
+    assert!(i.findings.iter().any(|f| f.code == Code::TensorPastEnd && f.message.contains("data.pkl")), "{:?}", i.findings);
+}
+
+/// pickle target, second run: `pickle.loads(_codecs.encode("…", "latin1"))` — a pickle
+/// computed at run time — made findings at offsets inside the computed bytes, counted
+/// from the call: past the end of an 85-byte file. Like its imports, a computed pickle's
+/// findings are now placed at the call.
+#[test]
+fn a_computed_nested_pickle_reports_at_its_call() {
+    let input = regression("pickle-computed-nested-pickle-offsets");
+    pickle_case(&input).unwrap();
+    let w = tensorpeek::formats::pickle::walk(&input[1..], &Default::default());
+    let len = (input.len() - 1) as u64;
+    assert!(!w.findings.is_empty());
+    assert!(w.findings.iter().all(|f| f.offset.is_none_or(|o| o < len)), "{:?}", w.findings);
+    assert!(w.globals.iter().any(|g| g.name.as_deref() == Some("system") && g.nesting == 1));
+}
+
+/// torch target, a false alarm of the harness: a 144-byte input whose zip directory lies
+/// in a 1 MiB gap of zeros took 10.8 ms — reading and parsing a megabyte, not slow. The
+/// time budget of the torch target now counts the bytes read (`invariants::timed_by`).
+#[test]
+fn a_directory_in_a_gap_of_zeros_is_timed_by_the_bytes_read() {
+    torch_case(&regression("torch-slow-only-by-the-gap")).unwrap();
 }

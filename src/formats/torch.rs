@@ -222,7 +222,8 @@ impl RangeCache {
         let have = self.run_from(start).len() as u64;
         let from = start.saturating_add(have).min(end);
         // a held range that begins inside and reaches the end trims the tail
-        let to = match self.ranges.range(from.saturating_add(1)..end).next() {
+        let later = if from < end { self.ranges.range(from.saturating_add(1)..end).next() } else { None };
+        let to = match later {
             Some((&s, b)) if s.saturating_add(b.len() as u64) >= end => s,
             _ => end,
         };
@@ -363,6 +364,11 @@ impl Reader {
     fn get(&self, start: u64, len: u64) -> Fetch<&[u8]> {
         let start = start.min(self.file_len);
         let len = len.min(self.file_len - start);
+        if len == 0 {
+            // nothing to fetch (an empty central directory before any byte held: found by
+            // fuzzing, tests/fuzz_regressions.rs)
+            return Ok(&[]);
+        }
         self.cache
             .get(start, len)
             .ok_or_else(|| self.cache.missing(start, len))
@@ -797,13 +803,17 @@ impl Reader {
         }
         let lh = self.get(e.header_offset, want)?;
         let off = zip::data_offset(e, lh);
+        // only stored members come here, whose two sizes must be equal: a lying directory
+        // may make either one the larger, and both (data.pkl's walk, a storage's bytes) must
+        // lie in the file (found by fuzzing: tests/fuzz_regressions.rs)
+        let size = e.compressed_size.max(e.size);
         Ok(off.and_then(|o| {
-            if o.saturating_add(e.compressed_size) > self.file_len {
+            if o.saturating_add(size) > self.file_len {
                 Err(Finding::error(
                     Code::TensorPastEnd,
                     format!(
-                        "member {} ({} bytes from byte {o}) runs past the end of the file",
-                        e.name, e.compressed_size
+                        "member {} ({size} bytes from byte {o}) runs past the end of the file",
+                        e.name
                     ),
                 )
                 .at(o))
@@ -1085,6 +1095,14 @@ impl Reader {
 
     fn finish(&self, mut i: Inspection) -> Inspection {
         i.bytes_read = self.bytes_read;
+        // A finding points into the file (or at its end): a storage or member a lying
+        // header places past the end is reported where the file ends, the message saying
+        // where it was placed (found by fuzzing: `tests/fuzz_regressions.rs`).
+        for f in &mut i.findings {
+            if f.offset.is_some_and(|o| o > self.file_len) {
+                f.offset = Some(self.file_len);
+            }
+        }
         for g in &i.safety.globals {
             let what = match (&g.module, &g.name) {
                 (Some(m), Some(n)) => format!("{m}.{n}"),

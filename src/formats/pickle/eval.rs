@@ -1302,6 +1302,11 @@ impl<'a, 's> Machine<'a, 's> {
         };
         let shape = self.ints(items.get(2)?)?;
         let stride = self.ints(items.get(3)?)?;
+        // torch refuses a size and a stride of different lengths (`set_`): no such tensor
+        // can be loaded, so it is not listed (found by fuzzing: tests/fuzz_regressions.rs)
+        if shape.len() != stride.len() {
+            return None;
+        }
         let dtype = if k == Known::RebuildTensorV3 {
             match items.get(6)? {
                 Value::Global(i) => {
@@ -1445,6 +1450,7 @@ impl<'a, 's> Machine<'a, 's> {
         };
         let exact = matches!(payload, Value::Bytes { .. });
         let first_global = self.sink.globals.len();
+        let first_finding = self.sink.findings.len();
         let end = {
             let mut inner = Machine::new(&bytes, &ctx, self.nesting + 1, self.sink);
             inner.run()
@@ -1452,6 +1458,13 @@ impl<'a, 's> Machine<'a, 's> {
         if !exact {
             for g in self.sink.globals.iter_mut().skip(first_global) {
                 g.offset = at;
+            }
+            // the inner findings too: their offsets would be past the call, maybe past
+            // the file (found by fuzzing: tests/fuzz_regressions.rs)
+            for f in self.sink.findings.iter_mut().skip(first_finding) {
+                if f.offset.is_some() {
+                    f.offset = Some(at);
+                }
             }
         }
         match end {
