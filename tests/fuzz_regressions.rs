@@ -308,3 +308,94 @@ fn a_computed_nested_pickle_reports_at_its_call() {
 fn a_directory_in_a_gap_of_zeros_is_timed_by_the_bytes_read() {
     torch_case(&regression("torch-slow-only-by-the-gap")).unwrap();
 }
+
+/// pickle target, a 3-minute run: `BINPERSID` 242 times in a plain pickle made 242
+/// `UnexpectedPersistentId` findings — the walk kept every finding. A walk's findings,
+/// and a PyTorch file's (several walks, an import each), are now capped per code like
+/// every file's: 200 kept, the rest counted in one.
+#[test]
+fn a_walk_keeps_200_findings_per_code_and_counts_the_rest() {
+    let input = regression("pickle-242-unexpected-persistent-ids");
+    pickle_case(&input).unwrap();
+    let (i, _) = torch::parse_all(&input[1..]);
+    let kept = i.findings.iter().filter(|f| f.code == Code::UnexpectedPersistentId && f.more == 0).count();
+    let more: u64 = i.findings.iter().filter(|f| f.code == Code::UnexpectedPersistentId).map(|f| f.more).sum();
+    assert_eq!(kept, 200);
+    assert!(more >= 42, "{more} counted");
+    // a thousand dangerous imports: 200 findings and one counting 800, the verdict stays
+    let mut evil = b"\x80\x02(".to_vec();
+    for _ in 0..1000 {
+        evil.extend(b"cposix\nsystem\n0");
+    }
+    evil.extend(b"0N.");
+    let (i, _) = torch::parse_all(&evil);
+    assert_eq!(i.safety.verdict, tensorpeek::formats::pickle::Verdict::Dangerous);
+    assert_eq!(i.safety.globals.len(), 1000);
+    let d: Vec<_> = i.findings.iter().filter(|f| f.code == Code::DangerousGlobal).collect();
+    assert_eq!(d.len(), 201);
+    assert_eq!(d[200].more, 800);
+    pickle_case(&with_len(0, &evil)).unwrap();
+}
+
+/// torch target, a 3-minute run: a 653-byte legacy file whose main pickle imports a
+/// module named with ~100 dots took 20 ms: the safety check joined every dotted sub-path
+/// of the name (n² paths of n segments: n³). It now looks each segment up once in an
+/// index of the dangerous modules; a 16,000-dot name is judged in linear time and
+/// `….os.system` is still dangerous.
+#[test]
+fn a_global_of_many_dots_is_judged_in_linear_time() {
+    torch_case(&regression("torch-global-name-of-many-dots")).unwrap();
+    let mut p = b"\x80\x02c".to_vec();
+    p.extend(".".repeat(16_000).as_bytes());
+    p.extend(b"os\nsystem\n)R.");
+    pickle_case(&with_len(0, &p)).unwrap();
+    let (i, _) = torch::parse_all(&p);
+    assert_eq!(i.safety.verdict, tensorpeek::formats::pickle::Verdict::Dangerous);
+    assert!(i.safety.globals[0].why.contains("os.*"), "{}", i.safety.globals[0].why);
+    use tensorpeek::formats::pickle::safety::judge;
+    assert_eq!(judge("a.b.os", "system").0, tensorpeek::formats::pickle::GlobalVerdict::Dangerous);
+    assert_eq!(judge(&"a.".repeat(20_000), "b").0, tensorpeek::formats::pickle::GlobalVerdict::Unknown);
+}
+
+/// A legacy file of n empty storages: n rounds of 8-byte reads. Each round started the
+/// storages over from the first key (rebuilding the key list and the storage map), and
+/// the range cache copied the growing run of adjacent counts on every insert: n² both
+/// (seen while fixing the above). The progress is now kept across rounds and runs are
+/// extended in place: 4 × the storages cost about 4 × the time, not 16 ×.
+#[test]
+fn a_legacy_file_of_many_storages_is_read_in_linear_time() {
+    let legacy = |n: usize| {
+        let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+        let mut main = b"\x80\x02](".to_vec();
+        let mut keys = b"\x80\x02](".to_vec();
+        for k in 0..n {
+            let key = k.to_string();
+            main.extend(b"(");
+            main.extend(x("storage"));
+            main.extend(b"ctorch\nFloatStorage\n");
+            main.extend(x(&key));
+            main.extend(x("cpu"));
+            main.extend(b"K\x00tQ");
+            keys.extend(x(&key));
+        }
+        main.extend(b"e.");
+        keys.extend(b"e.");
+        let mut f = [torch::LEGACY_PREFIX, b"\x80\x02M\xe9\x03.", b"\x80\x02}q\x00."].concat();
+        f.extend(main);
+        f.extend(keys);
+        f.extend(vec![0u8; 8 * n]);
+        f
+    };
+    let cost = |n: usize| {
+        let f = legacy(n);
+        let t0 = tensorpeek::invariants::thread_cpu_time();
+        let (i, _) = torch::parse_all(&f);
+        let t = tensorpeek::invariants::thread_cpu_time() - t0;
+        assert_eq!(i.format, Container::PytorchLegacy);
+        assert!(i.ok(), "{:?}", i.findings.first());
+        assert_eq!(i.bytes_read, f.len() as u64, "the pickles and every count");
+        t
+    };
+    let (small, large) = (cost(2_000), cost(8_000));
+    assert!(large < small * 8, "{small:?} for 2,000 storages, {large:?} for 8,000");
+}

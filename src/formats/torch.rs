@@ -176,18 +176,18 @@ impl RangeCache {
         let mut start = start;
         let mut bytes = bytes;
         // merge with a range that begins before and reaches into or up to this one
-        if let Some((&s, prev)) = self.ranges.range(..=start).next_back() {
-            let prev_end = s.saturating_add(prev.len() as u64);
-            if prev_end >= start {
-                let mut merged = prev.clone();
-                let skip = usize::try_from(prev_end - start).unwrap_or(usize::MAX);
-                if let Some(tail) = bytes.get(skip..) {
-                    merged.extend_from_slice(tail);
-                }
-                self.ranges.remove(&s);
-                start = s;
-                bytes = merged;
+        let before = self.ranges.range(..=start).next_back().map(|(&s, prev)| (s, s.saturating_add(prev.len() as u64)));
+        if let Some((s, prev_end)) = before.filter(|&(_, prev_end)| prev_end >= start) {
+            // taken out and extended in place, not copied: a legacy file's counts of empty
+            // storages are adjacent 8-byte reads, and copying the growing range each time
+            // made them quadratic (found by fuzzing)
+            let mut merged = self.ranges.remove(&s).unwrap_or_default();
+            let skip = usize::try_from(prev_end - start).unwrap_or(usize::MAX);
+            if let Some(tail) = bytes.get(skip..) {
+                merged.extend_from_slice(tail);
             }
+            start = s;
+            bytes = merged;
         }
         // swallow ranges that begin inside or right after this one
         let end = start.saturating_add(bytes.len() as u64);
@@ -269,6 +269,22 @@ pub struct Reader {
     /// of data at the end of the file).
     walks: HashMap<u64, Walk>,
     directory: Option<Directory>,
+    /// A legacy file's storages placed so far (see `run_legacy`).
+    legacy: Option<Legacy>,
+}
+
+/// How far a legacy file's storages are placed: the key list and the storages the main
+/// pickle names (element count, storage class), the next key, where its count is, and what
+/// was found so far.
+#[derive(Debug)]
+struct Legacy {
+    keys: Vec<String>,
+    by_key: HashMap<String, (u64, std::rc::Rc<str>)>,
+    next: usize,
+    p: u64,
+    data_at: HashMap<String, (u64, u64)>,
+    findings: Vec<Finding>,
+    stopped: bool,
 }
 
 impl Reader {
@@ -282,6 +298,7 @@ impl Reader {
             also: Vec::new(),
             walks: HashMap::new(),
             directory: None,
+            legacy: None,
         }
     }
 
@@ -532,7 +549,7 @@ impl Reader {
             if k == 3 {
                 main_start = pos;
             }
-            if k == 4 {
+            if k == 4 && self.legacy.is_none() {
                 keys = string_list(w);
             }
             let End::Stop(end) = w.end else {
@@ -547,30 +564,41 @@ impl Reader {
             };
             pos = end;
         }
-        // storages, in key-list order, each preceded by its element count
-        let main = self
-            .walks
-            .get(&main_start)
-            .map(|w| (w.storages.clone(), w.end));
-        let Some((storages, _)) = main else {
-            return Err(Need { start: 0, len: 0 });
+        // storages, in key-list order, each preceded by its element count: a read round per
+        // storage, so the progress is kept across rounds (starting over from the first key
+        // each round made a file of n storages cost n² — found by fuzzing,
+        // tests/fuzz_regressions.rs)
+        let mut st = match self.legacy.take() {
+            Some(st) => st,
+            None => {
+                let Some(main) = self.walks.get(&main_start) else {
+                    return Err(Need { start: 0, len: 0 });
+                };
+                Legacy {
+                    keys,
+                    by_key: main.storages.iter().map(|s| (s.key.to_string(), (s.numel, s.type_name.clone()))).collect(),
+                    next: 0,
+                    p: pos,
+                    data_at: HashMap::new(),
+                    findings: Vec::new(),
+                    stopped: false,
+                }
+            }
         };
-        let by_key: HashMap<&str, &StorageRef> = storages.iter().map(|s| (&*s.key, s)).collect();
-        let mut data_at: HashMap<String, (u64, u64)> = HashMap::new(); // key -> (data start, bytes)
-        let mut p = pos;
-        let mut stopped = false;
-        for key in &keys {
-            let Some(s) = by_key.get(key.as_str()) else {
-                i.findings.push(
+        while !st.stopped {
+            let Some(key) = st.keys.get(st.next) else { break };
+            let p = st.p;
+            let Some((numel, type_name)) = st.by_key.get(key.as_str()) else {
+                st.findings.push(
                     Finding::error(Code::MissingStorage, format!("storage {key:?} is listed but no tensor names it: its size is unknown, the storages after it cannot be placed"))
                         .at(p)
                         .field("storage keys"),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             };
             if p.saturating_add(LEGACY_COUNT_LEN) > self.file_len {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::MissingStorage,
                         format!(
@@ -579,41 +607,46 @@ impl Reader {
                     )
                     .at(p),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             }
-            let count_bytes = self.get(p, LEGACY_COUNT_LEN)?;
+            let count_bytes = match self.get(p, LEGACY_COUNT_LEN) {
+                Ok(b) => b,
+                Err(n) => {
+                    self.legacy = Some(st);
+                    return Err(n);
+                }
+            };
             let mut a = [0u8; 8];
             a.copy_from_slice(count_bytes);
             let count = u64::from_le_bytes(a);
-            if count != s.numel {
-                i.findings.push(
+            if count != *numel {
+                st.findings.push(
                     Finding::error(
                         Code::StorageSizeMismatch,
                         format!(
-                            "storage {key:?} records {count} elements; the pickle says {}",
-                            s.numel
+                            "storage {key:?} records {count} elements; the pickle says {numel}"
                         ),
                     )
                     .at(p),
                 );
             }
-            let el = storage_element_size(&s.type_name).unwrap_or(1);
+            let el = storage_element_size(type_name).unwrap_or(1);
             let Some(bytes) = count.checked_mul(el) else {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::ShapeOverflow,
                         format!("storage {key:?}: {count} elements overflow"),
                     )
                     .at(p),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             };
             let data = p + LEGACY_COUNT_LEN;
             let end = data.saturating_add(bytes);
             if end > self.file_len {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::TensorPastEnd,
                         format!("storage {key:?} ({bytes} bytes from byte {data}) runs past the end of the file ({} bytes)", self.file_len),
@@ -621,16 +654,19 @@ impl Reader {
                     .at(data),
                 );
             }
-            data_at.insert(key.clone(), (data, bytes));
-            p = end;
+            st.data_at.insert(key.clone(), (data, bytes));
+            st.p = end;
+            st.next += 1;
+            crate::error::keep_bounded(&mut st.findings);
         }
-        if !stopped && p < self.file_len {
+        i.findings.extend(st.findings.iter().cloned());
+        if !st.stopped && st.p < self.file_len {
             i.findings.push(
                 Finding::warning(
                     Code::TrailingBytes,
-                    format!("{} bytes after the last storage", self.file_len - p),
+                    format!("{} bytes after the last storage", self.file_len - st.p),
                 )
-                .at(p),
+                .at(st.p),
             );
         }
         for s in walk_starts(&self.walks, 0, 5) {
@@ -638,7 +674,8 @@ impl Reader {
                 absorb(&mut i, w);
             }
         }
-        let tail = self.legacy_tail(i, main_start, Some(&data_at));
+        let tail = self.legacy_tail(i, main_start, Some(&st.data_at));
+        self.legacy = Some(st);
         Ok(tail)
     }
 
@@ -1125,6 +1162,9 @@ impl Reader {
             };
             i.findings.push(f.at(g.offset));
         }
+        // several walks (a legacy file's five, an .npz's object arrays) and an import each:
+        // bounded per code like every file's findings (found by fuzzing)
+        crate::error::cap_findings(&mut i.findings);
         let any = |v: GlobalVerdict| i.safety.globals.iter().any(|g| g.verdict == v);
         let errors = i
             .findings

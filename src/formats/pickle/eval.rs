@@ -13,7 +13,7 @@
 
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
-use crate::error::{Code, Finding};
+use crate::error::{cap_findings, push_bounded, Code, Finding};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -259,11 +259,13 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
         m.proto,
     );
     drop(m);
+    let mut findings = sink.findings;
+    cap_findings(&mut findings);
     Walk {
         globals: sink.globals,
         storages,
         tensors,
-        findings: sink.findings,
+        findings,
         opcodes: sink.opcodes,
         proto,
         end,
@@ -354,6 +356,9 @@ struct Machine<'a, 's> {
     /// Offset (in data) of the opcode being executed.
     pos: usize,
     result: Option<Value>,
+    /// Where the findings of a pickle computed at run time are placed: the `pickle.loads`
+    /// call, as its offsets inside the computed bytes are no place in the file.
+    place_at: Option<u64>,
 }
 
 /// Why execution stopped early.
@@ -549,6 +554,7 @@ impl<'a, 's> Machine<'a, 's> {
             proto: 0,
             pos: 0,
             result: None,
+            place_at: None,
         }
     }
 
@@ -560,8 +566,14 @@ impl<'a, 's> Machine<'a, 's> {
         self.abs(self.pos)
     }
 
+    /// Records a finding; the list stays bounded (`MAX_FINDINGS_PER_CODE` per code, the
+    /// rest counted: found by fuzzing, tests/fuzz_regressions.rs).
     fn finding(&mut self, f: Finding) {
-        self.sink.findings.push(f);
+        let f = match self.place_at {
+            Some(at) if f.offset.is_some() => f.at(at),
+            _ => f,
+        };
+        push_bounded(&mut self.sink.findings, f);
     }
 
     fn run(&mut self) -> End {
@@ -1450,21 +1462,17 @@ impl<'a, 's> Machine<'a, 's> {
         };
         let exact = matches!(payload, Value::Bytes { .. });
         let first_global = self.sink.globals.len();
-        let first_finding = self.sink.findings.len();
+        // a computed pickle's findings at the call (found by fuzzing, as above); one inside
+        // a computed pickle at the outer call
+        let place_at = if exact { self.place_at } else { Some(self.place_at.unwrap_or(at)) };
         let end = {
             let mut inner = Machine::new(&bytes, &ctx, self.nesting + 1, self.sink);
+            inner.place_at = place_at;
             inner.run()
         };
         if !exact {
             for g in self.sink.globals.iter_mut().skip(first_global) {
                 g.offset = at;
-            }
-            // the inner findings too: their offsets would be past the call, maybe past
-            // the file (found by fuzzing: tests/fuzz_regressions.rs)
-            for f in self.sink.findings.iter_mut().skip(first_finding) {
-                if f.offset.is_some() {
-                    f.offset = Some(at);
-                }
             }
         }
         match end {
