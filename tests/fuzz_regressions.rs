@@ -399,3 +399,38 @@ fn a_legacy_file_of_many_storages_is_read_in_linear_time() {
     let (small, large) = (cost(2_000), cost(8_000));
     assert!(large < small * 8, "{small:?} for 2,000 storages, {large:?} for 8,000");
 }
+
+/// Found while checking the pickle target's time bound by hand (the fuzzer had not made
+/// it yet): a 10 KB pickle memoized once and passed to `pickle.loads` 3,000 times (7 bytes
+/// a call) was walked 3,000 times: 820 ms for 31 KB. The file's own bytes are now walked
+/// once however often they are loaded, and nested or computed bytes are budgeted
+/// (`NESTED_BUDGET_PER_BYTE`): a memoized string encoded thousands of times stops at the
+/// budget with a `PickleLimit` error, the import it found still reported.
+#[test]
+fn a_pickle_loaded_thousands_of_times_is_walked_once() {
+    let input = regression("pickle-one-nested-pickle-loaded-3000-times");
+    pickle_case(&input).unwrap();
+    let w = tensorpeek::formats::pickle::walk(&input[1..], &Default::default());
+    assert_eq!(w.opcodes, 3 + 3 + 3000 * 5 + 2 + 10_003, "the nested pickle's 10,003 opcodes once");
+    // a computed pickle importing posix.system, encoded and loaded 3,000 times
+    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+    let inner = format!("\u{80}\u{2}cposix\nsystem\n{}.", "N0".repeat(2000));
+    let mut p = b"\x80\x02cpickle\nloads\nq\x00c_codecs\nencode\nq\x01".to_vec();
+    p.extend(x(&inner));
+    p.extend(b"q\x02");
+    p.extend(x("latin1"));
+    p.extend(b"q\x030");
+    for _ in 0..3000 {
+        p.extend(b"h\x00h\x01h\x02h\x03\x86R\x85R0");
+    }
+    p.extend(b"N.");
+    pickle_case(&with_len(0, &p)).unwrap();
+    let (i, _) = torch::parse_all(&p);
+    assert_eq!(i.safety.verdict, tensorpeek::formats::pickle::Verdict::Dangerous);
+    assert!(i.findings.iter().any(|f| f.code == Code::PickleLimit && f.message.contains("per byte")), "{:?}", i.findings);
+    let system = i.safety.globals.iter().filter(|g| g.name.as_deref() == Some("system")).count();
+    // each call encodes and walks the 4 KB pickle: the budget allows so many, not 3,000
+    let budget = tensorpeek::formats::pickle::eval::NESTED_BUDGET_PER_BYTE * p.len() as u64 + (1 << 20);
+    let most = budget / (2 * inner.len() as u64) + 1;
+    assert!(system >= 1 && system as u64 <= most && system < 3000, "{system} walks of the computed pickle, at most {most}");
+}
