@@ -404,7 +404,7 @@ fn a_legacy_file_of_many_storages_is_read_in_linear_time() {
 /// it yet): a 10 KB pickle memoized once and passed to `pickle.loads` 3,000 times (7 bytes
 /// a call) was walked 3,000 times: 820 ms for 31 KB. The file's own bytes are now walked
 /// once however often they are loaded, and nested or computed bytes are budgeted
-/// (`NESTED_BUDGET_PER_BYTE`): a memoized string encoded thousands of times stops at the
+/// (`WORK_BUDGET_PER_BYTE`): a memoized string encoded thousands of times stops at the
 /// budget with a `PickleLimit` error, the import it found still reported.
 #[test]
 fn a_pickle_loaded_thousands_of_times_is_walked_once() {
@@ -430,7 +430,24 @@ fn a_pickle_loaded_thousands_of_times_is_walked_once() {
     assert!(i.findings.iter().any(|f| f.code == Code::PickleLimit && f.message.contains("per byte")), "{:?}", i.findings);
     let system = i.safety.globals.iter().filter(|g| g.name.as_deref() == Some("system")).count();
     // each call encodes and walks the 4 KB pickle: the budget allows so many, not 3,000
-    let budget = tensorpeek::formats::pickle::eval::NESTED_BUDGET_PER_BYTE * p.len() as u64 + (1 << 20);
+    let budget = tensorpeek::formats::pickle::eval::WORK_BUDGET_PER_BYTE * p.len() as u64;
     let most = budget / (2 * inner.len() as u64) + 1;
     assert!(system >= 1 && system as u64 <= most && system < 3000, "{system} walks of the computed pickle, at most {most}");
+}
+
+/// Found by hand right after the above (the same class): `OrderedDict(l)` 1,500 times
+/// over one memoized list of 5,000 pairs (7 bytes a call) copied the list each time:
+/// 591 ms for 20 KB. Copies (a call's arguments, `OrderedDict`'s items) are charged to
+/// the same work budget (`WORK_BUDGET_PER_BYTE`); past it a call is not evaluated
+/// (`PickleLimit`).
+#[test]
+fn copying_one_memoized_list_thousands_of_times_is_budgeted() {
+    let input = regression("pickle-ordereddict-of-a-memoized-list-1500-times");
+    pickle_case(&input).unwrap();
+    let (i, _) = torch::parse_all(&input[1..]);
+    assert!(i.findings.iter().any(|f| f.code == Code::PickleLimit && f.message.contains("per byte")), "{:?}", i.findings);
+    assert_eq!(i.safety.verdict, tensorpeek::formats::pickle::Verdict::Error);
+    // a real state dict (OrderedDict() then SETITEMS) is far inside the budget
+    let (sd, _) = torch::parse_all(&std::fs::read(fixtures().join("pickle/state_dict.pt")).unwrap());
+    assert!(sd.ok() && !sd.tensors.is_empty(), "{:?}", sd.findings);
 }

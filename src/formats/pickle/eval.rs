@@ -38,13 +38,14 @@ pub const MAX_NESTING: u32 = 8;
 pub const MAX_PATH_DEPTH: usize = 256;
 /// Most dimensions read from a tensor's size tuple (torch allows 64).
 pub const MAX_DIMS: usize = 64;
-/// Bytes of nested pickles walked and of bytes computed (`_codecs.encode`) per byte of the
-/// walked stream, plus one [`MAX_STRING_KEPT`]: a memoized pickle loaded a thousand times,
-/// or a memoized string encoded a thousand times, costs a thousand times its size for a
-/// few bytes each (found by fuzzing: 820 ms for 31 KB). A pickle at a given offset is
-/// walked once; past the budget the rest is not walked (`PickleLimit`). Real files nest
-/// no pickles (obfuscated malware does, once or twice).
-pub const NESTED_BUDGET_PER_BYTE: u64 = 16;
+/// Work beyond one step per opcode, per byte of the walked stream: bytes of nested pickles walked, bytes computed (`_codecs.encode`),
+/// items copied (a call's arguments, `OrderedDict(items)`). A memoized pickle loaded, a
+/// memoized string encoded or a memoized list passed a thousand times costs a thousand
+/// times its size for a few bytes each (found by fuzzing: 820 ms for 31 KB, 591 ms for
+/// 20 KB). A pickle at a given offset is walked once; past the budget the rest is not
+/// walked or copied (`PickleLimit`). Real files use a few items per call and nest no
+/// pickles (obfuscated malware does, once or twice).
+pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 
 /// A symbolic value.
 #[derive(Clone, Debug, PartialEq)]
@@ -252,9 +253,7 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
         findings: Vec::new(),
         opcodes: 0,
         walked: std::collections::HashSet::new(),
-        budget: NESTED_BUDGET_PER_BYTE
-            .saturating_mul(data.len() as u64)
-            .saturating_add(MAX_STRING_KEPT as u64),
+        budget: WORK_BUDGET_PER_BYTE.saturating_mul(data.len() as u64),
         exhausted: false,
     };
     let mut m = Machine::new(data, ctx, 0, &mut sink);
@@ -350,7 +349,7 @@ struct Sink {
     opcodes: u64,
     /// Nested pickles of the file already walked (absolute offset, length).
     walked: std::collections::HashSet<(u64, u64)>,
-    /// Bytes still to be walked in nested pickles or computed ([`NESTED_BUDGET_PER_BYTE`]).
+    /// Nested or computed bytes and copied items still allowed ([`WORK_BUDGET_PER_BYTE`]).
     budget: u64,
     /// Whether the budget ran out (said once).
     exhausted: bool,
@@ -1230,6 +1229,12 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             };
         }
+        // the arguments are copied: charged to the work budget (a memoized tuple of n items
+        // passed k times costs k × n)
+        let n = self.tuple_ref(&args).map_or(0, <[Value]>::len) as u64;
+        if !self.charge(n, at) {
+            return Ok(generic(self, func, args));
+        }
         let items = self.tuple_items(&args).unwrap_or_default();
         match k {
             // handled above
@@ -1245,13 +1250,17 @@ impl<'a, 's> Machine<'a, 's> {
                 self.call(f, a)
             }
             Known::OrderedDict => {
+                // OrderedDict(items) copies the items: charged, as above (found by fuzzing:
+                // a memoized list of 5,000 pairs passed 1,500 times took 591 ms for 20 KB)
+                let n = items.first().and_then(|f| self.tuple_ref(f)).map_or(0, <[Value]>::len) as u64;
+                if !self.charge(n, at) {
+                    return Ok(generic(self, func, args));
+                }
                 let mut d = Vec::new();
-                if let Some(first) = items.first() {
-                    for pair in self.tuple_items(first).unwrap_or_default() {
-                        if let Some(kv) = self.tuple_items(&pair) {
-                            if let [k, v] = kv.as_slice() {
-                                d.push((k.clone(), v.clone()));
-                            }
+                if let Some(pairs) = items.first().and_then(|f| self.tuple_ref(f)) {
+                    for pair in pairs {
+                        if let Some([k, v]) = self.tuple_ref(pair) {
+                            d.push((k.clone(), v.clone()));
                         }
                     }
                 }
@@ -1315,7 +1324,7 @@ impl<'a, 's> Machine<'a, 's> {
             }
             Value::Obj(_) => match self.obj(v)? {
                 Obj::Instance(inst) if self.known_of(&inst.func) == Some(Known::Import) => {
-                    match self.tuple_items(&inst.args)?.first()? {
+                    match self.tuple_ref(&inst.args)?.first()? {
                         Value::Str(m) => Some((m.to_string(), None)),
                         _ => None,
                     }
@@ -1440,7 +1449,7 @@ impl<'a, 's> Machine<'a, 's> {
         Some(name)
     }
 
-    /// Takes `n` bytes from the budget of nested and computed bytes; false (with one
+    /// Takes `n` from the work budget (nested or computed bytes, copied items); false (with one
     /// `PickleLimit` finding per walk) when they are not there.
     fn charge(&mut self, n: u64, at: u64) -> bool {
         if n <= self.sink.budget {
@@ -1452,7 +1461,7 @@ impl<'a, 's> Machine<'a, 's> {
             self.finding(
                 Finding::error(
                     Code::PickleLimit,
-                    format!("nested and computed pickles of more than {NESTED_BUDGET_PER_BYTE} bytes per byte of the stream: the rest are not walked"),
+                    format!("nested pickles, computed bytes and copied items of more than {WORK_BUDGET_PER_BYTE} per byte of the stream: the rest are not walked"),
                 )
                 .at(at),
             );
