@@ -451,3 +451,20 @@ fn copying_one_memoized_list_thousands_of_times_is_budgeted() {
     let (sd, _) = torch::parse_all(&std::fs::read(fixtures().join("pickle/state_dict.pt")).unwrap());
     assert!(sd.ok() && !sd.tensors.is_empty(), "{:?}", sd.findings);
 }
+
+/// Found by hand while reviewing the walker for the same class: 40 lists, each holding the
+/// next one twice (366 bytes), made tensor naming follow 2^40 key paths — the inspector
+/// never finished. A container shared by several paths is now walked once (its tensors
+/// named by the first path); cycles were already cut.
+#[test]
+fn a_dag_of_shared_lists_is_walked_once_per_list() {
+    let input = regression("pickle-40-lists-each-holding-the-next-twice");
+    pickle_case(&input).unwrap();
+    // naming ends (no tensors here); a shared storage's views are still all named
+    let w = tensorpeek::formats::pickle::walk(&input[1..], &Default::default());
+    assert!(matches!(w.end, tensorpeek::formats::pickle::eval::End::Stop(_)));
+    let (named, _) = w.named_tensors();
+    assert!(named.is_empty());
+    let (sd, _) = torch::parse_all(&std::fs::read(fixtures().join("pickle/shared_views.pt")).unwrap());
+    assert!(sd.ok() && sd.tensors.len() >= 2, "{:?}", sd.findings);
+}

@@ -1626,7 +1626,7 @@ impl Walk {
             return;
         }
         if on_path.get(id).copied().unwrap_or(true) {
-            return; // a cycle
+            return; // a cycle, or a container already walked by another path
         }
         if let Some(f) = on_path.get_mut(id) {
             *f = true;
@@ -1691,9 +1691,10 @@ impl Walk {
             }
             Obj::Storage(_) => {}
         }
-        if let Some(f) = on_path.get_mut(id) {
-            *f = false;
-        }
+        // stays marked: a container shared by many paths is walked once, by the first
+        // (its tensors are named there); unmarking it made a DAG of n lists each holding
+        // the next twice cost 2^n (a 366-byte pickle never finished: found by fuzzing,
+        // tests/fuzz_regressions.rs)
     }
 }
 
