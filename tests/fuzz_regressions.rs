@@ -468,3 +468,34 @@ fn a_dag_of_shared_lists_is_walked_once_per_list() {
     let (sd, _) = torch::parse_all(&std::fs::read(fixtures().join("pickle/shared_views.pt")).unwrap());
     assert!(sd.ok() && sd.tensors.len() >= 2, "{:?}", sd.findings);
 }
+
+/// Found by hand while reviewing the walker: tensor names are key paths, and a key
+/// memoized once could be used at every level of nesting — one long key at 256 levels
+/// made every tensor's name 256 times that key. Keys are clipped (`MAX_QUOTED_BYTES`) and
+/// a path past `MAX_NAME_BYTES` continues as `…`.
+#[test]
+fn a_long_key_at_every_level_makes_short_names() {
+    use tensorpeek::formats::pickle::eval::MAX_NAME_BYTES;
+    let key = "k".repeat(100_000);
+    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+    // {key: {key: … {key: tensor} …}} 200 levels deep, the tensor over one storage
+    let mut p = b"\x80\x02".to_vec();
+    for level in 0..200 {
+        p.extend(b"}");
+        p.extend(if level == 0 { [x(&key), b"q\x00".to_vec()].concat() } else { b"h\x00".to_vec() });
+    }
+    p.extend(b"ctorch._utils\n_rebuild_tensor_v2\n((");
+    p.extend(x("storage"));
+    p.extend(b"ctorch\nFloatStorage\n");
+    p.extend(x("0"));
+    p.extend(x("cpu"));
+    p.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+    p.extend(b"s".repeat(200));
+    p.extend(b".");
+    let w = tensorpeek::formats::pickle::walk(&p, &tensorpeek::formats::pickle::Context { torch: true, ..Default::default() });
+    let (named, _) = w.named_tensors();
+    assert_eq!(named.len(), 1);
+    assert!(named[0].name.len() <= MAX_NAME_BYTES + 4 * 256, "{} bytes", named[0].name.len());
+    assert!(named[0].name.starts_with("kkk") && named[0].name.contains("…(100,000 bytes)"), "{}", &named[0].name[..300]);
+    assert!(named[0].name.ends_with(".…"));
+}

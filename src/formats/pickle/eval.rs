@@ -38,6 +38,10 @@ pub const MAX_NESTING: u32 = 8;
 pub const MAX_PATH_DEPTH: usize = 256;
 /// Most dimensions read from a tensor's size tuple (torch allows 64).
 pub const MAX_DIMS: usize = 64;
+/// Longest key path a tensor is named by: each key is clipped (`MAX_QUOTED_BYTES`) and
+/// keys past this length are `…`. Real names are under 300 bytes; unbounded, one 1 MiB
+/// key memoized and used at 256 levels made every tensor's name 256 MiB.
+pub const MAX_NAME_BYTES: usize = 1024;
 /// Work beyond one step per opcode, per byte of the walked stream: bytes of nested pickles walked, bytes computed (`_codecs.encode`),
 /// items copied (a call's arguments, `OrderedDict(items)`). A memoized pickle loaded, a
 /// memoized string encoded or a memoized list passed a thousand times costs a thousand
@@ -1638,7 +1642,8 @@ impl Walk {
                      seen: &mut Vec<bool>,
                      out: &mut Vec<NamedTensor>,
                      findings: &mut Vec<Finding>| {
-            path.push(key);
+            let used: usize = path.iter().map(|p| p.len() + 1).sum();
+            path.push(if used.saturating_add(key.len()) > MAX_NAME_BYTES { "…".to_string() } else { key });
             self.visit(val, path, on_path, seen, out, findings);
             path.pop();
         };
@@ -1700,7 +1705,7 @@ impl Walk {
 
 fn key_text(k: &Value) -> String {
     match k {
-        Value::Str(s) => s.to_string(),
+        Value::Str(s) => crate::error::clip(s).into_owned(),
         Value::Int(i) => i.to_string(),
         Value::Long { .. } => k.as_i128().map_or_else(|| "?".into(), |i| i.to_string()),
         Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
