@@ -499,3 +499,36 @@ fn a_long_key_at_every_level_makes_short_names() {
     assert!(named[0].name.starts_with("kkk") && named[0].name.contains("…(100,000 bytes)"), "{}", &named[0].name[..300]);
     assert!(named[0].name.ends_with(".…"));
 }
+
+/// Found by hand in the same review: n tensors viewing one storage each listed all n − 1
+/// others in `shares_storage_with` (n² names: a 1 MB file of 45,000 views, two billion).
+/// Each lists at most `MAX_SHARED_NAMES`, in name order.
+#[test]
+fn many_views_of_one_storage_list_a_few_of_each_other() {
+    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+    let n = 3000i32;
+    let mut main = b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00(".to_vec();
+    main.extend(x("storage"));
+    main.extend(b"ctorch\nFloatStorage\n");
+    main.extend(x("0"));
+    main.extend(x("cpu"));
+    main.extend(b"K\x04tQq\x01K\x04\x85q\x02K\x01\x85q\x03ccollections\nOrderedDict\n)Rq\x04}(");
+    for i in 0..n {
+        main.extend(b"J");
+        main.extend(i.to_le_bytes());
+        main.extend(b"h\x00(h\x01K\x00h\x02h\x03\x89h\x04tR");
+    }
+    main.extend(b"u.");
+    let mut f = [torch::LEGACY_PREFIX, b"\x80\x02M\xe9\x03.", b"\x80\x02}q\x00."].concat();
+    f.extend(main);
+    f.extend(b"\x80\x02]q\x00X\x01\x00\x00\x000a.");
+    f.extend(4u64.to_le_bytes());
+    f.extend([0u8; 16]);
+    let (i, _) = torch::parse_all(&f);
+    assert_eq!(i.format, Container::PytorchLegacy);
+    assert!(i.ok(), "{:?}", i.findings.first());
+    assert_eq!(i.tensors.len(), n as usize);
+    assert!(i.tensors.iter().all(|t| t.shares_storage_with.len() == torch::MAX_SHARED_NAMES && !t.shares_storage_with.contains(&t.name)));
+    assert_eq!(i.tensors[5].shares_storage_with[..3], ["0", "1", "10"]);
+    torch_case(&[&[0u8, 0, 0][..], &f].concat()).unwrap();
+}

@@ -54,6 +54,10 @@ pub const PICKLE_CHUNK: u64 = 64 << 10;
 pub const MAX_PICKLE_LEN: u64 = 512 << 20;
 /// Most `.npy` members of an `.npz` inspected.
 pub const MAX_NPZ_MEMBERS: usize = 100_000;
+/// Other tensors a tensor's `shares_storage_with` names (in name order): tied weights
+/// share a storage two or three at a time; n views of one storage listing all the others
+/// were n² names (a 1 MB pickle of 45,000 views: two billion).
+pub const MAX_SHARED_NAMES: usize = 16;
 /// The legacy format's magic number: the first pickle of the file is this integer.
 pub const LEGACY_MAGIC: i128 = 0x1950_a86a_20f9_469c_fc6c;
 /// The storages of a legacy file are preceded by this many bytes (an int64 element count).
@@ -1479,11 +1483,15 @@ fn inventory(
             .or_default()
             .push(t.name.clone());
     }
+    // each group sorted once, and each tensor lists at most MAX_SHARED_NAMES of the others:
+    // n views of one storage listing each other were n² names
+    for g in by_storage.values_mut() {
+        g.sort();
+        g.dedup();
+    }
     for t in &mut out {
         if let Some(group) = by_storage.get(&t.storage) {
-            let mut others: Vec<String> = group.iter().filter(|n| **n != t.name).cloned().collect();
-            others.sort();
-            t.shares_storage_with = others;
+            t.shares_storage_with = group.iter().filter(|n| **n != t.name).take(MAX_SHARED_NAMES).cloned().collect();
         }
     }
     (out, findings)
