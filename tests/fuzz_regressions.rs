@@ -532,3 +532,63 @@ fn many_views_of_one_storage_list_a_few_of_each_other() {
     assert_eq!(i.tensors[5].shares_storage_with[..3], ["0", "1", "10"]);
     torch_case(&[&[0u8, 0, 0][..], &f].concat()).unwrap();
 }
+
+/// Found while fuzzing the reader (by reading what a round costs): an `.npz` was read
+/// member by member — a round for each member's local header, `.npy` prefix and header —
+/// and every round walked the whole directory again: 3n rounds of O(n), quadratic. Each
+/// kind of range is now asked for all members in one round: a handful of rounds.
+#[test]
+fn an_npz_of_many_members_takes_a_handful_of_rounds() {
+    let n = 3000u32;
+    let npy = {
+        let mut h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".to_string();
+        while (10 + h.len() + 1) % 64 != 0 {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.extend(h.as_bytes());
+        b.extend(1.5f32.to_le_bytes());
+        b
+    };
+    let (mut zip, mut cd) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        let name = format!("a{k}.npy");
+        let at = zip.len() as u32;
+        let fixed = |sig: &[u8]| {
+            let mut r = sig.to_vec();
+            r.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // version, flags, method 0, time, date, crc
+            r.extend((npy.len() as u32).to_le_bytes());
+            r.extend((npy.len() as u32).to_le_bytes());
+            r.extend((name.len() as u16).to_le_bytes());
+            r.extend([0, 0]); // extra length
+            r
+        };
+        zip.extend(fixed(b"PK\x03\x04"));
+        zip.extend(name.as_bytes());
+        zip.extend(&npy);
+        let mut c = b"PK\x01\x02\x14\x00".to_vec();
+        c.extend(&fixed(b"")[..]);
+        c.extend([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // comment length, disk, attributes
+        c.extend(at.to_le_bytes());
+        c.extend(name.as_bytes());
+        cd.extend(c);
+    }
+    let cd_at = zip.len() as u32;
+    zip.extend(&cd);
+    zip.extend(b"PK\x05\x06\0\0\0\0");
+    zip.extend((n as u16).to_le_bytes());
+    zip.extend((n as u16).to_le_bytes());
+    zip.extend((cd.len() as u32).to_le_bytes());
+    zip.extend(cd_at.to_le_bytes());
+    zip.extend([0, 0]);
+    let src = tensorpeek::source::MemorySource::new(zip.clone());
+    let (i, cost) = pollster::block_on(tensorpeek::source::ranges::read_ranges(&src, &zip[..8]));
+    let i = i.unwrap();
+    assert_eq!(i.format, Container::Npz);
+    assert!(i.ok(), "{:?}", i.findings.first());
+    assert_eq!(i.tensors.len(), n as usize);
+    assert_eq!((i.tensors[7].name.as_str(), i.tensors[7].dtype.as_str(), i.tensors[7].shape.as_slice()), ("a7", "F32", &[1u64][..]));
+    assert!(cost.rounds <= 8, "{} rounds", cost.rounds);
+}

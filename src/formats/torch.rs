@@ -1097,7 +1097,58 @@ impl Reader {
         Ok(i)
     }
 
+    /// Asks for every range of `ranges` not held yet in one round (the first, and the rest
+    /// through [`Reader::take_also_needed`]); Ok when all are held.
+    fn batch(&mut self, ranges: impl Iterator<Item = (u64, u64)>) -> Fetch<()> {
+        let mut need = Vec::new();
+        for (at, len) in ranges {
+            if len > 0 && at.checked_add(len).is_some_and(|e| e <= self.file_len) && self.cache.get(at, len).is_none() {
+                need.push(self.cache.missing(at, len));
+            }
+        }
+        match need.split_first() {
+            Some((first, rest)) => {
+                self.also = rest.to_vec();
+                Err(*first)
+            }
+            None => Ok(()),
+        }
+    }
+
     fn npz(&mut self, i: &mut Inspection, entries: &[zip::Entry]) -> Fetch<()> {
+        // every member's local header, then .npy prefix, header and (object arrays) pickle,
+        // each kind in one round: member by member, a round each, was quadratic in the
+        // members, as every round walks the directory again (found while fuzzing the reader)
+        let stored: Vec<&zip::Entry> = entries.iter().take(MAX_NPZ_MEMBERS).filter(|e| e.method == 0).collect();
+        self.batch(stored.iter().map(|e| (e.header_offset, zip::LOCAL_HEADER_LEN.saturating_add(e.name.len() as u64))))?;
+        let data: Vec<(u64, u64)> = stored
+            .iter()
+            .filter_map(|e| match self.member_data(e) {
+                Ok(Ok(at)) => Some((at, e.size)),
+                _ => None,
+            })
+            .collect();
+        self.batch(data.iter().map(|&(at, size)| (at, npy::PREFIX_V2.min(size))))?;
+        let headers: Vec<(u64, u64, u64)> = data
+            .iter()
+            .filter_map(|&(at, size)| match npy::header_len(self.get(at, npy::PREFIX_V2.min(size)).ok()?, at) {
+                Ok(Some(total)) if total <= size => Some((at, total, size)),
+                _ => None,
+            })
+            .collect();
+        self.batch(headers.iter().map(|&(at, total, _)| (at, total)))?;
+        let objects: Vec<(u64, u64)> = headers
+            .iter()
+            .filter_map(|&(at, total, size)| {
+                let h = npy::parse(self.get(at, total).ok()?, at).ok()?;
+                let plen = size.checked_sub(h.data_offset)?.min(MAX_PICKLE_LEN);
+                if !h.object {
+                    return None;
+                }
+                Some((at.checked_add(h.data_offset)?, plen))
+            })
+            .collect();
+        self.batch(objects.into_iter())?;
         for e in entries.iter().take(MAX_NPZ_MEMBERS) {
             let name = e.name.strip_suffix(".npy").unwrap_or(&e.name).to_string();
             if e.method != 0 {
