@@ -126,4 +126,88 @@ n = struct.unpack("<Q", vals[:8])[0]
 data = vals[8 + n: 8 + n + 4096]
 gvals = read("values.gguf")[-8192:]
 seeds("decode", [(f"type{t}", bytes([t, 7]) + (gvals if t >= 22 else data)) for t in range(65)])
+# ------------------------------------------------------------------ pickle and torch
+import io
+import pickle as _pickle
+import zipfile
+
+PICKLE_OPCODES = b"(.0123FGIJKLMNPQRSTUVXabcdefghijklmopqrstu}])~\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98"
+PICKLE_GLOBALS = [("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor_v3"), ("torch._utils", "_rebuild_parameter"),
+                  ("torch", "FloatStorage"), ("torch", "HalfStorage"), ("torch", "BFloat16Storage"), ("torch", "LongStorage"),
+                  ("torch", "bfloat16"), ("torch", "float8_e4m3fn"), ("torch.storage", "UntypedStorage"), ("collections", "OrderedDict"),
+                  ("__builtin__", "set"), ("__builtin__", "getattr"), ("builtins", "getattr"), ("builtins", "eval"), ("builtins", "exec"),
+                  ("posix", "system"), ("os", "system"), ("nt", "system"), ("subprocess", "Popen"), ("_codecs", "encode"),
+                  ("pickle", "loads"), ("_pickle", "loads"), ("numpy.core.multiarray", "_reconstruct"), ("numpy", "ndarray"),
+                  ("numpy", "dtype"), ("copy_reg", "_reconstructor"), ("functools", "partial"), ("operator", "attrgetter")]
+pk = [bytes([c]) for c in PICKLE_OPCODES]
+for m, n in PICKLE_GLOBALS:
+    pk += [f"c{m}\n{n}\n".encode(), m.encode(), n.encode(), b"\x8c" + bytes([len(m)]) + m.encode(), b"\x8c" + bytes([len(n)]) + n.encode()]
+pk += [b"\x80\x02", b"\x80\x04\x95", b"\x80\x05", b"q\x00", b"h\x00", b"r\x00\x00\x00\x00", b"j\x00\x00\x00\x00", b"\x94", b"K\x00",
+       b"J\xff\xff\xff\xff", b"\x8a\x08", b"X\x00\x00\x00\x00", b"\x8c\x07storage", b"storage", b"cpu", b"cuda:0", b"latin1",
+       b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", b"\x80\x02M\xe9\x03.",
+       b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"PK\x07\x08", b"data.pkl", b"archive/data.pkl",
+       b"archive/data/0", b"data/0", b"archive/version", b".format_version", b"byteorder", b"little", b"\x93NUMPY\x01\x00",
+       b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", b"|O", b"<f4", b">i4",
+       b"\x00\x00", b"\xff\xff", b"\xff\xff\xff\xff", b"\x01\x00\x01\x00", struct.pack("<Q", (1 << 64) - 1), struct.pack("<Q", 1 << 32)]
+write_dict("pickle.dict", pk)
+
+P = os.path.join(FIX, "pickle")
+def pread(*p):
+    with open(os.path.join(P, *p), "rb") as f:
+        return f.read()
+
+pickle_files = sorted(f for f in os.listdir(P) if f.endswith(".pkl") or f in ("plain_evil.bin", "random.bin"))
+legacy = sorted(f for f in os.listdir(P) if f.endswith(".pt") and pread(f)[:2] == b"\x80\x02")
+zips = sorted(f for f in os.listdir(P) if f.endswith((".pt", ".ckpt", ".npz")) and pread(f)[:2] == b"PK")
+zips += [os.path.join("tiny_llama", "pytorch_model.bin"), os.path.join("sharded_llama", "pytorch_model-00001-of-00002.bin"),
+         os.path.join("sharded_llama", "pytorch_model-00002-of-00002.bin")]
+npys = sorted(f for f in os.listdir(P) if f.endswith(".npy"))
+
+
+def after_two_pickles(b):
+    """A legacy file without its magic and protocol-version pickles."""
+    f = io.BytesIO(b)
+    _pickle.load(f)
+    _pickle.load(f)
+    return b[f.tell():]
+
+
+items = [(f, b"\x00" + pread(f)) for f in pickle_files + legacy + npys]
+items += [(f + "-legacy-body", b"\x01" + after_two_pickles(pread(f))) for f in legacy]
+for f in zips:
+    if f.endswith(".npz") or f == "many_storages.pt":
+        continue
+    try:
+        z = zipfile.ZipFile(io.BytesIO(pread(f)))
+    except zipfile.BadZipFile:  # truncated_zip.pt
+        continue
+    pkl = [i for i in z.infolist() if i.filename.endswith("data.pkl")]
+    if pkl:
+        items.append((os.path.basename(f) + "-data.pkl", b"\x02" + z.read(pkl[0])))
+seeds("pickle", items)
+
+
+def torch_seed(b, gap_from=None, gap_to=None):
+    """[gap byte] ++ [split u16] ++ bytes, the bytes [gap_from, gap_to) made a gap of zeros."""
+    if gap_from is None or gap_from > 65535:
+        return b"\x00\x00\x00" + b
+    return b"\xff" + struct.pack("<H", gap_from) + struct.pack("<Q", gap_to - gap_from) + b[:gap_from] + b[gap_to:]
+
+
+titems = []
+for f in zips + legacy + npys:
+    b = pread(f)
+    if len(b) > 65536:
+        continue
+    titems.append((os.path.basename(f), torch_seed(b)))
+    if b[:2] == b"PK" and f != "truncated_zip.pt":
+        # the largest stored member's data made a gap: the same offsets, no data bytes
+        z = zipfile.ZipFile(io.BytesIO(b))
+        best = max(z.infolist(), key=lambda i: i.compress_size)
+        h = best.header_offset
+        n, x = struct.unpack("<HH", b[h + 26:h + 30])
+        a = h + 30 + n + x
+        titems.append((os.path.basename(f) + "-gap", torch_seed(b, a, a + best.compress_size)))
+seeds("torch", titems)
+
 print("dictionaries and seeds written", file=sys.stderr)

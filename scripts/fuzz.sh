@@ -10,14 +10,17 @@
 # (fuzz/make_dicts_and_seeds.py); the corpus grows in fuzz/corpus/ (not committed).
 #
 # Environment: FUZZ_RUNS=N stops each target after N executions instead of the time;
-# FUZZ_ARGS adds libFuzzer options.
+# FUZZ_ARGS adds libFuzzer options (`-seed=1`: the same mutations every run);
+# FUZZ_SEEDS_ONLY=1 starts each target from its seeds alone (a fresh copy, fuzz/corpus/
+# untouched), so that with FUZZ_RUNS and a fixed -seed the same code gives the same result
+# (CI's smoke, .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(safetensors gguf companions assembly decode)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(safetensors gguf companions assembly decode pickle torch)
 
 say() { printf '[fuzz] %s\n' "$*"; }
 
@@ -34,9 +37,9 @@ python3 fuzz/make_dicts_and_seeds.py
 # debug assertions stay on (cargo-fuzz's default), so an unchecked overflow is a crash.
 nice cargo +nightly fuzz build -s none >/dev/null 2>&1 || nice cargo +nightly fuzz build -s none
 
-dict_of() { case $1 in safetensors) echo safetensors;; gguf|decode) echo gguf;; *) echo json;; esac; }
+dict_of() { case $1 in safetensors) echo safetensors;; gguf|decode) echo gguf;; pickle|torch) echo pickle;; *) echo json;; esac; }
 # Longest input per target: room for real headers (the seeds) without slowing every run.
-max_len_of() { case $1 in safetensors) echo 16384;; gguf) echo 65546;; companions) echo 16384;; assembly) echo 16384;; decode) echo 1200;; esac; }
+max_len_of() { case $1 in safetensors) echo 16384;; gguf) echo 65546;; companions) echo 16384;; assembly) echo 16384;; decode) echo 1200;; pickle) echo 16384;; torch) echo 65536;; esac; }
 
 LOGS=fuzz/logs
 mkdir -p "$LOGS"
@@ -50,8 +53,13 @@ for t in "${TARGETS[@]}"; do
     stop="-max_total_time=$SECONDS_EACH"
     say "$t: $SECONDS_EACH s"
   fi
+  corpus="fuzz/corpus/$t"
+  if [ -n "${FUZZ_SEEDS_ONLY:-}" ]; then
+    corpus=$(mktemp -d)
+    cp fuzz/corpus/"$t"/seed-* "$corpus"/
+  fi
   start=$(date +%s)
-  if nice cargo +nightly fuzz run -s none "$t" "fuzz/corpus/$t" -- \
+  if nice cargo +nightly fuzz run -s none "$t" "$corpus" -- \
       "$stop" -dict="fuzz/dict/$(dict_of "$t").dict" -max_len="$(max_len_of "$t")" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${FUZZ_ARGS:-} >"$LOGS/$t.log" 2>&1; then
     result=ok
@@ -60,6 +68,7 @@ for t in "${TARGETS[@]}"; do
     status=1
   fi
   secs=$(( $(date +%s) - start ))
+  [ -z "${FUZZ_SEEDS_ONLY:-}" ] || rm -rf "$corpus"
   runs=$(grep -Eo 'number_of_executed_units: [0-9]+' "$LOGS/$t.log" | grep -Eo '[0-9]+' | tail -n 1 || true)
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$LOGS/$t.log" | tail -n 1 || true)
   summary+=("$(printf '%-12s %-8s %12s runs  %6s s  %s' "$t" "$result" "${runs:-?}" "$secs" "${cov:-}")")

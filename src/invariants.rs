@@ -27,12 +27,16 @@ use crate::dtype::ggml::GGML_TYPES;
 use crate::dtype::{Dtype, TensorDtype};
 use crate::error::{Code, Finding, SourceError, MAX_FINDINGS_PER_CODE};
 use crate::formats::gguf::{self, MAX_GGUF_HEADER_BYTES};
-use crate::formats::{safetensors, Inspection, Parsed, Step};
+use crate::formats::pickle::eval::{walk, Context, End, Walk, MAX_OPCODES};
+use crate::formats::pickle::{GlobalVerdict, Verdict};
+use crate::formats::torch::{self, Container};
+use crate::formats::{safetensors, zip, Inspection, Parsed, Step};
 use crate::model::checkpoint::build_model;
 use crate::report::{FileReport, ModelSection, Report};
 use crate::source::set::{open_set, SetInput, SetOptions};
 use crate::source::inspect::GGUF_READ_GRANULARITY;
-use crate::source::{self, ByteSource};
+use crate::source::ranges::read_ranges;
+use crate::source::{self, ByteSource, DriveError};
 use crate::values::TensorScanner;
 use crate::vocab::{Format, TensorEntry};
 use std::collections::BTreeMap;
@@ -92,6 +96,21 @@ pub fn timed<T>(what: &str, work: usize, mut f: impl FnMut() -> T) -> Result<T, 
         return Err(format!("{what}: {took:?} of CPU time for {work} bytes, more than {MAX_TIME_PER_KIB:?} per KiB"));
     }
     Ok(out)
+}
+
+/// [`timed`] for work known only afterwards: `work` of the result (a reader's bytes read,
+/// zeros of a gap included — time is linear in the bytes read).
+pub fn timed_by<T>(what: &str, mut f: impl FnMut() -> T, work: impl Fn(&T) -> usize) -> Result<T, String> {
+    let t0 = thread_cpu_time();
+    let out = f();
+    let took = thread_cpu_time().saturating_sub(t0);
+    let n = work(&out);
+    let kib = u32::try_from(n.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let budget = MAX_TIME_PER_KIB.saturating_mul(kib).saturating_mul(BUILD_SLOWDOWN);
+    if took <= budget {
+        return Ok(out);
+    }
+    timed(what, n, f)
 }
 
 /// A file of `len` bytes: `body`, then zeros.
@@ -605,4 +624,369 @@ pub fn decode_case(data: &[u8]) -> Check {
         return Err(format!("{dtype}: min/max {:?}/{:?} but the values span {lo}..{hi}", whole.min, whole.max));
     }
     Ok(())
+}
+
+// ------------------------------------------------------------------ pickle and PyTorch
+
+/// torch's legacy protocol-version pickle (`PROTO 2, BININT2 1001, STOP`): with
+/// [`torch::LEGACY_PREFIX`] in front of the fuzz bytes, they are a legacy file's system
+/// info, main pickle, storage keys and storages.
+const LEGACY_VERSION: &[u8] = b"\x80\x02M\xe9\x03.";
+
+/// Counts findings of `code`, a `more` summary for as many as it counts.
+fn count_of(findings: &[Finding], code: Code) -> u64 {
+    findings.iter().filter(|f| f.code == code).map(|f| if f.more > 0 { f.more } else { 1 }).sum()
+}
+
+/// What a static walk of `len` bytes at absolute `base` must hold: it ends inside its
+/// bytes, every import, storage and tensor it records is at an opcode inside them, its
+/// findings point inside them, and it walked at most `MAX_OPCODES` opcodes.
+fn walk_checks(w: &Walk, base: u64, len: usize) -> Check {
+    let end = base.checked_add(len as u64).ok_or("base + length overflows")?;
+    let inside = |at: u64| base <= at && at < end;
+    match w.end {
+        End::Stop(e) if e <= base || e > end => return Err(format!("STOP reported at {e}, outside ({base}, {end}]")),
+        End::OutOfData(a) if a < base || a > end => return Err(format!("ran out of data at {a}, outside [{base}, {end}]")),
+        _ => {}
+    }
+    if w.opcodes > MAX_OPCODES {
+        return Err(format!("{} opcodes walked, more than MAX_OPCODES", w.opcodes));
+    }
+    if let Some(g) = w.globals.iter().find(|g| !inside(g.offset)) {
+        return Err(format!("import {:?}.{:?} at {}, outside [{base}, {end})", g.module, g.name, g.offset));
+    }
+    if let Some(s) = w.storages.iter().find(|s| !inside(s.offset)) {
+        return Err(format!("storage {:?} at {}, outside [{base}, {end})", s.key, s.offset));
+    }
+    if let Some(t) = w.tensors.iter().find(|t| !inside(t.offset) || t.storage as usize >= w.storages.len()) {
+        return Err(format!("tensor at {} (storage {} of {})", t.offset, t.storage, w.storages.len()));
+    }
+    if let Some(f) = w.findings.iter().find(|f| f.offset.is_some_and(|o| o < base || o > end)) {
+        return Err(format!("{} finding at {:?}, outside [{base}, {end}]", f.code, f.offset));
+    }
+    Ok(())
+}
+
+/// What a pickle-family inspection of a `file_len`-byte file must hold, whatever the
+/// bytes: findings bounded per code and inside the file; the verdict says Dangerous
+/// exactly when an import is dangerous, Safe only with no error and only allowed imports;
+/// every import not allowed has its finding (counted through the `more` summaries); every
+/// tensor's byte range lies inside the file unless an error says it does not.
+fn torch_checks(i: &torch::Inspection, file_len: u64) -> Check {
+    bounded(&i.findings)?;
+    if i.size != file_len {
+        return Err(format!("size {} for a {file_len}-byte file", i.size));
+    }
+    if i.opcodes > MAX_OPCODES {
+        return Err(format!("{} opcodes walked, more than MAX_OPCODES", i.opcodes));
+    }
+    let globals = |v: GlobalVerdict| i.safety.globals.iter().filter(|g| g.verdict == v).count() as u64;
+    let (dangerous, unknown) = (globals(GlobalVerdict::Dangerous), globals(GlobalVerdict::Unknown));
+    let verdict = i.safety.verdict;
+    if (verdict == Verdict::Dangerous) != (dangerous > 0) {
+        return Err(format!("verdict {} with {dangerous} dangerous imports", verdict.name()));
+    }
+    let errors = i.findings.iter().any(|f| f.is_error() && f.code != Code::DangerousGlobal);
+    if verdict == Verdict::Safe && (errors || unknown > 0 || i.format == Container::Unknown) {
+        return Err(format!("verdict safe for a {} file with errors ({errors}) or {unknown} unknown imports", i.format.name()));
+    }
+    if verdict == Verdict::Suspicious && (errors || unknown == 0) {
+        return Err(format!("verdict suspicious with errors ({errors}) or no unknown import"));
+    }
+    for (code, n) in [(Code::DangerousGlobal, dangerous), (Code::UnknownGlobal, unknown)] {
+        if count_of(&i.findings, code) != n {
+            return Err(format!("{n} imports judged {code}, {} such findings", count_of(&i.findings, code)));
+        }
+    }
+    if let Some(g) = i.safety.globals.iter().find(|g| g.offset >= file_len) {
+        return Err(format!("import {:?}.{:?} at {}, past the end of the file", g.module, g.name, g.offset));
+    }
+    if let Some(f) = i.findings.iter().find(|f| f.offset.is_some_and(|o| o > file_len)) {
+        return Err(format!("{} finding at {:?}, past the end of the file", f.code, f.offset));
+    }
+    if let Some((at, n)) = i.pickle {
+        if at.checked_add(n).is_none_or(|e| e > file_len) {
+            return Err(format!("the pickle ({n} bytes at {at}) runs past the end of the file"));
+        }
+    }
+    // An error naming the tensor, or its storage (a legacy storage running past the end),
+    // or counting such errors past the cap.
+    let said = |t: &torch::Tensor| {
+        let storage = format!("{:?}", t.storage);
+        i.findings.iter().any(|f| {
+            f.is_error()
+                && matches!(f.code, Code::TensorPastEnd | Code::TensorPastStorage | Code::ShapeOverflow)
+                && (f.more > 0 || f.tensor.as_deref() == Some(t.name.as_str()) || (f.tensor.is_none() && f.message.contains(&storage)))
+        })
+    };
+    for t in &i.tensors {
+        if let (Some(s), Some(e)) = (t.start, t.end) {
+            if (s > e || e > file_len) && !said(t) {
+                return Err(format!("tensor {:?} at [{s}, {e}) of a {file_len}-byte file, and no error says so", t.name));
+            }
+        }
+        if t.shape.len() != t.stride.len() {
+            return Err(format!("tensor {:?}: {} dims, {} strides", t.name, t.shape.len(), t.stride.len()));
+        }
+    }
+    Ok(())
+}
+
+/// The end of the last of the pickles the reader walks from the start of a non-zip
+/// file (one pickle, or a legacy file's five), walked one-shot over `bytes`, and an upper
+/// bound on the storage keys; `None` when a walk does not reach its STOP (the reader may
+/// then read to the end of the file).
+fn pickles_end(bytes: &[u8]) -> Option<(u64, u64)> {
+    let first = walk(bytes, &Context::default());
+    let End::Stop(e) = first.end else { return None };
+    if first.root.as_i128() != Some(torch::LEGACY_MAGIC) {
+        return Some((e, 0));
+    }
+    let (mut pos, mut keys) = (e, 0);
+    for k in 1..5 {
+        let ctx = Context { base: pos, member: None, torch: k == 3 };
+        let w = walk(bytes.get(usize::try_from(pos).ok()?..)?, &ctx);
+        let End::Stop(e) = w.end else { return None };
+        (pos, keys) = (e, w.opcodes);
+    }
+    Some((pos, keys))
+}
+
+/// The bytes a reader may read of a non-zip pickle file whose pickles end at `end`, with
+/// at most `keys` storages after them (docs/limits.md: the pickles from the start, read
+/// in windows that at most double — the first at least `PICKLE_CHUNK` —, and the 8-byte
+/// count in front of each storage).
+fn pickle_read_bound(end: u64, keys: u64) -> u64 {
+    end.saturating_mul(2).max(end.saturating_add(torch::PICKLE_CHUNK)).max(torch::HEAD_LEN).saturating_add(keys.saturating_mul(torch::LEGACY_COUNT_LEN))
+}
+
+/// The report of a pickle-family file round-trips and carries its safety verdict.
+fn torch_report(i: &Inspection) -> Check {
+    report_round_trips(i)?;
+    let Some(t) = i.parsed.torch() else { return Ok(()) };
+    let r = Report::new(vec![FileReport::borrowed(i, &BTreeMap::new())]);
+    let v = serde_json::to_value(&r).map_err(|e| format!("the report does not serialize: {e}"))?;
+    let verdict = v.pointer("/files/0/safety/verdict").and_then(|v| v.as_str());
+    if verdict != Some(t.inspection.safety.verdict.name()) {
+        return Err(format!("the report's safety verdict is {verdict:?}, the file's {}", t.inspection.safety.verdict.name()));
+    }
+    Ok(())
+}
+
+/// The static pickle walker over arbitrary bytes, then the reader over them as a whole
+/// file (a plain pickle, or a legacy torch file): fuzz input = [mode byte] ++ bytes. Mode
+/// bit 0 puts torch's legacy magic and protocol-version pickles in front (the bytes are
+/// then the system info, main pickle, storage keys and storages); bit 1 walks with torch
+/// persistent ids expected; bit 2 walks at absolute offset 2^62; bit 3 in a zip member.
+pub fn pickle_case(data: &[u8]) -> Check {
+    let (mode, body) = data.split_first().map_or((0, &[][..]), |(m, b)| (*m, b));
+    let bytes = if mode & 1 == 1 { [torch::LEGACY_PREFIX, LEGACY_VERSION, body].concat() } else { body.to_vec() };
+    let base = if mode & 4 != 0 { 1u64 << 62 } else { 0 };
+    let ctx = Context { base, member: (mode & 8 != 0).then(|| "archive/data.pkl".to_string()), torch: mode & 2 != 0 };
+    let (w, named) = timed("pickle::walk", bytes.len(), || {
+        let w = walk(&bytes, &ctx);
+        let named = w.named_tensors();
+        (w, named)
+    })?;
+    walk_checks(&w, base, bytes.len())?;
+    if named.0.iter().any(|n| n.tensor as usize >= w.tensors.len()) {
+        return Err("a named tensor that the walk did not rebuild".into());
+    }
+    // The reader over the same bytes as a file.
+    let len = bytes.len() as u64;
+    let (i, served) = timed("torch::parse_all", bytes.len(), || torch::parse_all(&bytes))?;
+    torch_checks(&i, len)?;
+    if served != i.bytes_read || served > len {
+        return Err(format!("served {served} bytes of {len}, the reader counts {}", i.bytes_read));
+    }
+    let magic = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") || bytes.starts_with(crate::formats::npy::MAGIC);
+    if !magic {
+        // The reader walks the first pickle in growing windows: it must see what a
+        // one-shot walk of the whole file sees.
+        let one = if base == 0 && ctx.member.is_none() && !ctx.torch { w } else { walk(&bytes, &Context::default()) };
+        if one.globals.iter().any(|g| g.verdict == GlobalVerdict::Dangerous) && i.safety.verdict != Verdict::Dangerous {
+            return Err(format!("a one-shot walk finds a dangerous import, the reader says {}", i.safety.verdict.name()));
+        }
+        if matches!(i.format, Container::Pickle | Container::Unknown) && (i.safety.globals != one.globals || i.opcodes != one.opcodes) {
+            return Err(format!(
+                "the reader's walk ({} imports, {} opcodes) differs from a one-shot walk ({} imports, {} opcodes)",
+                i.safety.globals.len(),
+                i.opcodes,
+                one.globals.len(),
+                one.opcodes
+            ));
+        }
+        if let Some((end, keys)) = pickles_end(&bytes) {
+            let bound = pickle_read_bound(end, keys).min(len);
+            if i.bytes_read > bound {
+                return Err(format!("read {} bytes; the pickles end at {end}, the bound is {bound}", i.bytes_read));
+            }
+        }
+    }
+    // As the CLI and the page read it.
+    let fi = pollster::block_on(source::inspect(&crate::source::MemorySource::new(bytes), "fuzz.pkl"));
+    torch_report(&fi)
+}
+
+/// A file of `head`, then `gap` zero bytes, then `tail`: a zip's local headers and
+/// `data.pkl` at the start, its central directory at the end and gigabytes of tensor data
+/// between, from a fuzz input of a few KiB.
+pub struct GapFile {
+    pub head: Vec<u8>,
+    pub gap: u64,
+    pub tail: Vec<u8>,
+    pub len: u64,
+    /// Reads refused because they take more than [`MAX_READ_PAST_BODY`] zeros.
+    refused: std::cell::Cell<u64>,
+}
+
+impl GapFile {
+    /// Fuzz input = [gap byte] ++ [split, u16 LE] ++ bytes: the gap after the first
+    /// `split` bytes (at most all of them) is the gap byte's count of zeros, read as
+    /// [`VirtualFile::from_fuzz`] reads its length byte (255: the next 8 bytes, LE).
+    pub fn from_fuzz(data: &[u8]) -> GapFile {
+        let (k, split, body) = match data {
+            [k, s0, s1, rest @ ..] => (*k, usize::from(u16::from_le_bytes([*s0, *s1])), rest),
+            _ => (0, 0, &[][..]),
+        };
+        let (gap, body) = match k {
+            0..=127 => (u64::from(k), body),
+            128..=254 => (1u64 << u32::from(k - 128).min(62), body),
+            255 => match body.split_first_chunk::<8>() {
+                Some((n, rest)) => (u64::from_le_bytes(*n).min(1 << 62), rest),
+                None => (0, body),
+            },
+        };
+        let (head, tail) = body.split_at(split.min(body.len()));
+        GapFile::new(head.to_vec(), gap, tail.to_vec())
+    }
+
+    pub fn new(head: Vec<u8>, gap: u64, tail: Vec<u8>) -> GapFile {
+        let len = (head.len() as u64).saturating_add(gap).saturating_add(tail.len() as u64);
+        GapFile { head, gap, tail, len, refused: std::cell::Cell::new(0) }
+    }
+
+    /// The whole file in memory, when its gap is at most [`MAX_MATERIALIZED`].
+    pub fn materialized(&self) -> Option<Vec<u8>> {
+        let gap = usize::try_from(self.gap).ok().filter(|g| *g <= MAX_MATERIALIZED)?;
+        Some([&self.head[..], &vec![0u8; gap], &self.tail].concat())
+    }
+}
+
+impl ByteSource for GapFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
+        let end = start.checked_add(len).filter(|e| *e <= self.len).ok_or_else(|| SourceError::new("read past the end"))?;
+        let h = self.head.len() as u64;
+        let t = h.saturating_add(self.gap);
+        let zeros = end.min(t).saturating_sub(start.max(h));
+        if zeros > MAX_READ_PAST_BODY {
+            self.refused.set(self.refused.get().saturating_add(1));
+            return Err(SourceError::new("read past what the test materializes"));
+        }
+        let n = usize::try_from(len).map_err(|_| SourceError::new("too long"))?;
+        let mut v = vec![0u8; n];
+        // the head's part
+        if start < h {
+            let (s, e) = (start as usize, end.min(h) as usize);
+            if let (Some(dst), Some(src)) = (v.get_mut(..e - s), self.head.get(s..e)) {
+                dst.copy_from_slice(src);
+            }
+        }
+        // the tail's part
+        if end > t {
+            let from = start.max(t);
+            let (s, e) = ((from - t) as usize, (end - t) as usize);
+            let at = (from - start) as usize;
+            if let (Some(dst), Some(src)) = (v.get_mut(at..at + (e - s)), self.tail.get(s..e)) {
+                dst.copy_from_slice(src);
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// Read rounds a torch zip may take: the head, the first member's name, the last 42
+/// bytes, the whole comment window, the Zip64 record, the directory, `data.pkl`'s local
+/// header, `data.pkl`, the storages' local headers (one round), and one more (docs/limits.md:
+/// "a handful").
+pub const MAX_ZIP_ROUNDS: u64 = 12;
+
+/// The zip-based PyTorch reader (and `.npz`, and anything else the reader meets) over a
+/// [`GapFile`]: fuzz input = [gap byte] ++ [split u16 LE] ++ file bytes. It runs through
+/// the resumable reader exactly as `source::` drives it (`ranges::read_ranges`, with the
+/// sniffed first 8 bytes handed in), then through `parse_all` over the same bytes in
+/// memory (when the gap is small), then `source::inspect` and the report.
+pub fn torch_case(data: &[u8]) -> Check {
+    let file = GapFile::from_fuzz(data);
+    let len = file.len;
+    // What `source::inspect` sniffs first and hands to the reader.
+    let head = pollster::block_on(file.read_at(0, len.min(safetensors::LEN_PREFIX))).unwrap_or_default();
+    let read = |r: &(Result<torch::Inspection, DriveError>, source::ranges::RangeReads)| usize::try_from(r.1.bytes).unwrap_or(usize::MAX).max(data.len());
+    let (result, cost) = timed_by("ranges::read_ranges", || pollster::block_on(read_ranges(&file, &head)), read)?;
+    let i = match result {
+        Ok(i) => i,
+        Err(DriveError::Stuck { need, have }) => return Err(format!("the reader asked for a range outside the file or an empty one ({need}, {have})")),
+        // A read of megabytes of the gap (a directory or data.pkl the file places there).
+        Err(DriveError::Read(_)) if file.refused.get() > 0 => return Ok(()),
+        Err(DriveError::Read(e)) => return Err(format!("a read failed: {e}")),
+    };
+    torch_checks(&i, len)?;
+    if cost.bytes != i.bytes_read {
+        return Err(format!("the driver counts {} bytes read, the reader {}", cost.bytes, i.bytes_read));
+    }
+    if matches!(i.format, Container::PytorchZip) && cost.rounds > MAX_ZIP_ROUNDS {
+        return Err(format!("{} read rounds for a torch zip", cost.rounds));
+    }
+    // Bytes read (docs/limits.md): a zip's first local header and name, its tail (the
+    // comment window), the Zip64 record, the directory, data.pkl and the members' local
+    // headers; never more.
+    let zip = head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06");
+    if zip && i.format == Container::PytorchZip {
+        let first_name = match (file.head.get(26), file.head.get(27)) {
+            (Some(a), Some(b)) => u64::from(u16::from_le_bytes([*a, *b])),
+            _ => u64::from(u16::MAX),
+        };
+        let headers: u64 = i.members.iter().map(|e| zip::LOCAL_HEADER_LEN.saturating_add(e.name.len() as u64)).fold(0, u64::saturating_add);
+        let pkl = i.pickle.map_or(torch::MAX_PICKLE_LEN, |(_, n)| n).min(torch::MAX_PICKLE_LEN);
+        let bound = [
+            torch::HEAD_LEN + first_name,
+            zip::EOCD_LEN + zip::MAX_COMMENT + zip::ZIP64_LOCATOR_LEN,
+            zip::ZIP64_EOCD_LEN,
+            zip::MAX_CENTRAL_DIRECTORY.min(len),
+            pkl,
+            headers,
+        ]
+        .iter()
+        .fold(0u64, |a, b| a.saturating_add(*b))
+        .min(len);
+        if i.bytes_read > bound {
+            return Err(format!("read {} bytes of a torch zip; the bound is {bound}", i.bytes_read));
+        }
+    }
+    // The same reader over the file in memory (no gap of gigabytes): the same inspection.
+    if let Some(bytes) = file.materialized() {
+        let (mut j, _) = timed("torch::parse_all", bytes.len(), || torch::parse_all(&bytes))?;
+        j.bytes_read = i.bytes_read;
+        if j != i {
+            return Err("parse_all and the driven reader disagree".into());
+        }
+        if !zip {
+            if let Some((end, keys)) = pickles_end(&bytes) {
+                let bound = pickle_read_bound(end, keys).min(len);
+                if i.bytes_read > bound {
+                    return Err(format!("read {} bytes; the pickles end at {end}, the bound is {bound}", i.bytes_read));
+                }
+            }
+        }
+    }
+    // As the CLI and the page read it, and the report.
+    let fi = pollster::block_on(source::inspect(&file, "fuzz.pt"));
+    if file.refused.get() > 0 {
+        return Ok(());
+    }
+    torch_report(&fi)
 }

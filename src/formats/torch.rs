@@ -54,6 +54,10 @@ pub const PICKLE_CHUNK: u64 = 64 << 10;
 pub const MAX_PICKLE_LEN: u64 = 512 << 20;
 /// Most `.npy` members of an `.npz` inspected.
 pub const MAX_NPZ_MEMBERS: usize = 100_000;
+/// Other tensors a tensor's `shares_storage_with` names (in name order): tied weights
+/// share a storage two or three at a time; n views of one storage listing all the others
+/// were n² names (a 1 MB pickle of 45,000 views: two billion).
+pub const MAX_SHARED_NAMES: usize = 16;
 /// The legacy format's magic number: the first pickle of the file is this integer.
 pub const LEGACY_MAGIC: i128 = 0x1950_a86a_20f9_469c_fc6c;
 /// The storages of a legacy file are preceded by this many bytes (an int64 element count).
@@ -176,18 +180,18 @@ impl RangeCache {
         let mut start = start;
         let mut bytes = bytes;
         // merge with a range that begins before and reaches into or up to this one
-        if let Some((&s, prev)) = self.ranges.range(..=start).next_back() {
-            let prev_end = s.saturating_add(prev.len() as u64);
-            if prev_end >= start {
-                let mut merged = prev.clone();
-                let skip = usize::try_from(prev_end - start).unwrap_or(usize::MAX);
-                if let Some(tail) = bytes.get(skip..) {
-                    merged.extend_from_slice(tail);
-                }
-                self.ranges.remove(&s);
-                start = s;
-                bytes = merged;
+        let before = self.ranges.range(..=start).next_back().map(|(&s, prev)| (s, s.saturating_add(prev.len() as u64)));
+        if let Some((s, prev_end)) = before.filter(|&(_, prev_end)| prev_end >= start) {
+            // taken out and extended in place, not copied: a legacy file's counts of empty
+            // storages are adjacent 8-byte reads, and copying the growing range each time
+            // made them quadratic (found by fuzzing)
+            let mut merged = self.ranges.remove(&s).unwrap_or_default();
+            let skip = usize::try_from(prev_end - start).unwrap_or(usize::MAX);
+            if let Some(tail) = bytes.get(skip..) {
+                merged.extend_from_slice(tail);
             }
+            start = s;
+            bytes = merged;
         }
         // swallow ranges that begin inside or right after this one
         let end = start.saturating_add(bytes.len() as u64);
@@ -222,7 +226,8 @@ impl RangeCache {
         let have = self.run_from(start).len() as u64;
         let from = start.saturating_add(have).min(end);
         // a held range that begins inside and reaches the end trims the tail
-        let to = match self.ranges.range(from.saturating_add(1)..end).next() {
+        let later = if from < end { self.ranges.range(from.saturating_add(1)..end).next() } else { None };
+        let to = match later {
             Some((&s, b)) if s.saturating_add(b.len() as u64) >= end => s,
             _ => end,
         };
@@ -268,6 +273,22 @@ pub struct Reader {
     /// of data at the end of the file).
     walks: HashMap<u64, Walk>,
     directory: Option<Directory>,
+    /// A legacy file's storages placed so far (see `run_legacy`).
+    legacy: Option<Legacy>,
+}
+
+/// How far a legacy file's storages are placed: the key list and the storages the main
+/// pickle names (element count, storage class), the next key, where its count is, and what
+/// was found so far.
+#[derive(Debug)]
+struct Legacy {
+    keys: Vec<String>,
+    by_key: HashMap<String, (u64, std::rc::Rc<str>)>,
+    next: usize,
+    p: u64,
+    data_at: HashMap<String, (u64, u64)>,
+    findings: Vec<Finding>,
+    stopped: bool,
 }
 
 impl Reader {
@@ -281,6 +302,7 @@ impl Reader {
             also: Vec::new(),
             walks: HashMap::new(),
             directory: None,
+            legacy: None,
         }
     }
 
@@ -363,6 +385,11 @@ impl Reader {
     fn get(&self, start: u64, len: u64) -> Fetch<&[u8]> {
         let start = start.min(self.file_len);
         let len = len.min(self.file_len - start);
+        if len == 0 {
+            // nothing to fetch (an empty central directory before any byte held: found by
+            // fuzzing, tests/fuzz_regressions.rs)
+            return Ok(&[]);
+        }
         self.cache
             .get(start, len)
             .ok_or_else(|| self.cache.missing(start, len))
@@ -526,7 +553,7 @@ impl Reader {
             if k == 3 {
                 main_start = pos;
             }
-            if k == 4 {
+            if k == 4 && self.legacy.is_none() {
                 keys = string_list(w);
             }
             let End::Stop(end) = w.end else {
@@ -541,30 +568,41 @@ impl Reader {
             };
             pos = end;
         }
-        // storages, in key-list order, each preceded by its element count
-        let main = self
-            .walks
-            .get(&main_start)
-            .map(|w| (w.storages.clone(), w.end));
-        let Some((storages, _)) = main else {
-            return Err(Need { start: 0, len: 0 });
+        // storages, in key-list order, each preceded by its element count: a read round per
+        // storage, so the progress is kept across rounds (starting over from the first key
+        // each round made a file of n storages cost n² — found by fuzzing,
+        // tests/fuzz_regressions.rs)
+        let mut st = match self.legacy.take() {
+            Some(st) => st,
+            None => {
+                let Some(main) = self.walks.get(&main_start) else {
+                    return Err(Need { start: 0, len: 0 });
+                };
+                Legacy {
+                    keys,
+                    by_key: main.storages.iter().map(|s| (s.key.to_string(), (s.numel, s.type_name.clone()))).collect(),
+                    next: 0,
+                    p: pos,
+                    data_at: HashMap::new(),
+                    findings: Vec::new(),
+                    stopped: false,
+                }
+            }
         };
-        let by_key: HashMap<&str, &StorageRef> = storages.iter().map(|s| (&*s.key, s)).collect();
-        let mut data_at: HashMap<String, (u64, u64)> = HashMap::new(); // key -> (data start, bytes)
-        let mut p = pos;
-        let mut stopped = false;
-        for key in &keys {
-            let Some(s) = by_key.get(key.as_str()) else {
-                i.findings.push(
+        while !st.stopped {
+            let Some(key) = st.keys.get(st.next) else { break };
+            let p = st.p;
+            let Some((numel, type_name)) = st.by_key.get(key.as_str()) else {
+                st.findings.push(
                     Finding::error(Code::MissingStorage, format!("storage {key:?} is listed but no tensor names it: its size is unknown, the storages after it cannot be placed"))
                         .at(p)
                         .field("storage keys"),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             };
             if p.saturating_add(LEGACY_COUNT_LEN) > self.file_len {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::MissingStorage,
                         format!(
@@ -573,41 +611,46 @@ impl Reader {
                     )
                     .at(p),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             }
-            let count_bytes = self.get(p, LEGACY_COUNT_LEN)?;
+            let count_bytes = match self.get(p, LEGACY_COUNT_LEN) {
+                Ok(b) => b,
+                Err(n) => {
+                    self.legacy = Some(st);
+                    return Err(n);
+                }
+            };
             let mut a = [0u8; 8];
             a.copy_from_slice(count_bytes);
             let count = u64::from_le_bytes(a);
-            if count != s.numel {
-                i.findings.push(
+            if count != *numel {
+                st.findings.push(
                     Finding::error(
                         Code::StorageSizeMismatch,
                         format!(
-                            "storage {key:?} records {count} elements; the pickle says {}",
-                            s.numel
+                            "storage {key:?} records {count} elements; the pickle says {numel}"
                         ),
                     )
                     .at(p),
                 );
             }
-            let el = storage_element_size(&s.type_name).unwrap_or(1);
+            let el = storage_element_size(type_name).unwrap_or(1);
             let Some(bytes) = count.checked_mul(el) else {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::ShapeOverflow,
                         format!("storage {key:?}: {count} elements overflow"),
                     )
                     .at(p),
                 );
-                stopped = true;
+                st.stopped = true;
                 break;
             };
             let data = p + LEGACY_COUNT_LEN;
             let end = data.saturating_add(bytes);
             if end > self.file_len {
-                i.findings.push(
+                st.findings.push(
                     Finding::error(
                         Code::TensorPastEnd,
                         format!("storage {key:?} ({bytes} bytes from byte {data}) runs past the end of the file ({} bytes)", self.file_len),
@@ -615,16 +658,19 @@ impl Reader {
                     .at(data),
                 );
             }
-            data_at.insert(key.clone(), (data, bytes));
-            p = end;
+            st.data_at.insert(key.clone(), (data, bytes));
+            st.p = end;
+            st.next += 1;
+            crate::error::keep_bounded(&mut st.findings);
         }
-        if !stopped && p < self.file_len {
+        i.findings.extend(st.findings.iter().cloned());
+        if !st.stopped && st.p < self.file_len {
             i.findings.push(
                 Finding::warning(
                     Code::TrailingBytes,
-                    format!("{} bytes after the last storage", self.file_len - p),
+                    format!("{} bytes after the last storage", self.file_len - st.p),
                 )
-                .at(p),
+                .at(st.p),
             );
         }
         for s in walk_starts(&self.walks, 0, 5) {
@@ -632,7 +678,8 @@ impl Reader {
                 absorb(&mut i, w);
             }
         }
-        let tail = self.legacy_tail(i, main_start, Some(&data_at));
+        let tail = self.legacy_tail(i, main_start, Some(&st.data_at));
+        self.legacy = Some(st);
         Ok(tail)
     }
 
@@ -797,13 +844,17 @@ impl Reader {
         }
         let lh = self.get(e.header_offset, want)?;
         let off = zip::data_offset(e, lh);
+        // only stored members come here, whose two sizes must be equal: a lying directory
+        // may make either one the larger, and both (data.pkl's walk, a storage's bytes) must
+        // lie in the file (found by fuzzing: tests/fuzz_regressions.rs)
+        let size = e.compressed_size.max(e.size);
         Ok(off.and_then(|o| {
-            if o.saturating_add(e.compressed_size) > self.file_len {
+            if o.saturating_add(size) > self.file_len {
                 Err(Finding::error(
                     Code::TensorPastEnd,
                     format!(
-                        "member {} ({} bytes from byte {o}) runs past the end of the file",
-                        e.name, e.compressed_size
+                        "member {} ({size} bytes from byte {o}) runs past the end of the file",
+                        e.name
                     ),
                 )
                 .at(o))
@@ -1046,7 +1097,58 @@ impl Reader {
         Ok(i)
     }
 
+    /// Asks for every range of `ranges` not held yet in one round (the first, and the rest
+    /// through [`Reader::take_also_needed`]); Ok when all are held.
+    fn batch(&mut self, ranges: impl Iterator<Item = (u64, u64)>) -> Fetch<()> {
+        let mut need = Vec::new();
+        for (at, len) in ranges {
+            if len > 0 && at.checked_add(len).is_some_and(|e| e <= self.file_len) && self.cache.get(at, len).is_none() {
+                need.push(self.cache.missing(at, len));
+            }
+        }
+        match need.split_first() {
+            Some((first, rest)) => {
+                self.also = rest.to_vec();
+                Err(*first)
+            }
+            None => Ok(()),
+        }
+    }
+
     fn npz(&mut self, i: &mut Inspection, entries: &[zip::Entry]) -> Fetch<()> {
+        // every member's local header, then .npy prefix, header and (object arrays) pickle,
+        // each kind in one round: member by member, a round each, was quadratic in the
+        // members, as every round walks the directory again (found while fuzzing the reader)
+        let stored: Vec<&zip::Entry> = entries.iter().take(MAX_NPZ_MEMBERS).filter(|e| e.method == 0).collect();
+        self.batch(stored.iter().map(|e| (e.header_offset, zip::LOCAL_HEADER_LEN.saturating_add(e.name.len() as u64))))?;
+        let data: Vec<(u64, u64)> = stored
+            .iter()
+            .filter_map(|e| match self.member_data(e) {
+                Ok(Ok(at)) => Some((at, e.size)),
+                _ => None,
+            })
+            .collect();
+        self.batch(data.iter().map(|&(at, size)| (at, npy::PREFIX_V2.min(size))))?;
+        let headers: Vec<(u64, u64, u64)> = data
+            .iter()
+            .filter_map(|&(at, size)| match npy::header_len(self.get(at, npy::PREFIX_V2.min(size)).ok()?, at) {
+                Ok(Some(total)) if total <= size => Some((at, total, size)),
+                _ => None,
+            })
+            .collect();
+        self.batch(headers.iter().map(|&(at, total, _)| (at, total)))?;
+        let objects: Vec<(u64, u64)> = headers
+            .iter()
+            .filter_map(|&(at, total, size)| {
+                let h = npy::parse(self.get(at, total).ok()?, at).ok()?;
+                let plen = size.checked_sub(h.data_offset)?.min(MAX_PICKLE_LEN);
+                if !h.object {
+                    return None;
+                }
+                Some((at.checked_add(h.data_offset)?, plen))
+            })
+            .collect();
+        self.batch(objects.into_iter())?;
         for e in entries.iter().take(MAX_NPZ_MEMBERS) {
             let name = e.name.strip_suffix(".npy").unwrap_or(&e.name).to_string();
             if e.method != 0 {
@@ -1085,6 +1187,14 @@ impl Reader {
 
     fn finish(&self, mut i: Inspection) -> Inspection {
         i.bytes_read = self.bytes_read;
+        // A finding points into the file (or at its end): a storage or member a lying
+        // header places past the end is reported where the file ends, the message saying
+        // where it was placed (found by fuzzing: `tests/fuzz_regressions.rs`).
+        for f in &mut i.findings {
+            if f.offset.is_some_and(|o| o > self.file_len) {
+                f.offset = Some(self.file_len);
+            }
+        }
         for g in &i.safety.globals {
             let what = match (&g.module, &g.name) {
                 (Some(m), Some(n)) => format!("{m}.{n}"),
@@ -1107,6 +1217,9 @@ impl Reader {
             };
             i.findings.push(f.at(g.offset));
         }
+        // several walks (a legacy file's five, an .npz's object arrays) and an import each:
+        // bounded per code like every file's findings (found by fuzzing)
+        crate::error::cap_findings(&mut i.findings);
         let any = |v: GlobalVerdict| i.safety.globals.iter().any(|g| g.verdict == v);
         let errors = i
             .findings
@@ -1421,11 +1534,15 @@ fn inventory(
             .or_default()
             .push(t.name.clone());
     }
+    // each group sorted once, and each tensor lists at most MAX_SHARED_NAMES of the others:
+    // n views of one storage listing each other were n² names
+    for g in by_storage.values_mut() {
+        g.sort();
+        g.dedup();
+    }
     for t in &mut out {
         if let Some(group) = by_storage.get(&t.storage) {
-            let mut others: Vec<String> = group.iter().filter(|n| **n != t.name).cloned().collect();
-            others.sort();
-            t.shares_storage_with = others;
+            t.shares_storage_with = group.iter().filter(|n| **n != t.name).take(MAX_SHARED_NAMES).cloned().collect();
         }
     }
     (out, findings)

@@ -13,7 +13,7 @@
 
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
-use crate::error::{Code, Finding};
+use crate::error::{cap_findings, push_bounded, Code, Finding};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -38,6 +38,18 @@ pub const MAX_NESTING: u32 = 8;
 pub const MAX_PATH_DEPTH: usize = 256;
 /// Most dimensions read from a tensor's size tuple (torch allows 64).
 pub const MAX_DIMS: usize = 64;
+/// Longest key path a tensor is named by: each key is clipped (`MAX_QUOTED_BYTES`) and
+/// keys past this length are `…`. Real names are under 300 bytes; unbounded, one 1 MiB
+/// key memoized and used at 256 levels made every tensor's name 256 MiB.
+pub const MAX_NAME_BYTES: usize = 1024;
+/// Work beyond one step per opcode, per byte of the walked stream: bytes of nested pickles walked, bytes computed (`_codecs.encode`),
+/// items copied (a call's arguments, `OrderedDict(items)`). A memoized pickle loaded, a
+/// memoized string encoded or a memoized list passed a thousand times costs a thousand
+/// times its size for a few bytes each (found by fuzzing: 820 ms for 31 KB, 591 ms for
+/// 20 KB). A pickle at a given offset is walked once; past the budget the rest is not
+/// walked or copied (`PickleLimit`). Real files use a few items per call and nest no
+/// pickles (obfuscated malware does, once or twice).
+pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 
 /// A symbolic value.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,6 +256,9 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
         globals: Vec::new(),
         findings: Vec::new(),
         opcodes: 0,
+        walked: std::collections::HashSet::new(),
+        budget: WORK_BUDGET_PER_BYTE.saturating_mul(data.len() as u64),
+        exhausted: false,
     };
     let mut m = Machine::new(data, ctx, 0, &mut sink);
     let end = m.run();
@@ -259,11 +274,13 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
         m.proto,
     );
     drop(m);
+    let mut findings = sink.findings;
+    cap_findings(&mut findings);
     Walk {
         globals: sink.globals,
         storages,
         tensors,
-        findings: sink.findings,
+        findings,
         opcodes: sink.opcodes,
         proto,
         end,
@@ -334,6 +351,12 @@ struct Sink {
     globals: Vec<GlobalRef>,
     findings: Vec<Finding>,
     opcodes: u64,
+    /// Nested pickles of the file already walked (absolute offset, length).
+    walked: std::collections::HashSet<(u64, u64)>,
+    /// Nested or computed bytes and copied items still allowed ([`WORK_BUDGET_PER_BYTE`]).
+    budget: u64,
+    /// Whether the budget ran out (said once).
+    exhausted: bool,
 }
 
 struct Machine<'a, 's> {
@@ -354,6 +377,9 @@ struct Machine<'a, 's> {
     /// Offset (in data) of the opcode being executed.
     pos: usize,
     result: Option<Value>,
+    /// Where the findings of a pickle computed at run time are placed: the `pickle.loads`
+    /// call, as its offsets inside the computed bytes are no place in the file.
+    place_at: Option<u64>,
 }
 
 /// Why execution stopped early.
@@ -549,6 +575,7 @@ impl<'a, 's> Machine<'a, 's> {
             proto: 0,
             pos: 0,
             result: None,
+            place_at: None,
         }
     }
 
@@ -560,8 +587,14 @@ impl<'a, 's> Machine<'a, 's> {
         self.abs(self.pos)
     }
 
+    /// Records a finding; the list stays bounded (`MAX_FINDINGS_PER_CODE` per code, the
+    /// rest counted: found by fuzzing, tests/fuzz_regressions.rs).
     fn finding(&mut self, f: Finding) {
-        self.sink.findings.push(f);
+        let f = match self.place_at {
+            Some(at) if f.offset.is_some() => f.at(at),
+            _ => f,
+        };
+        push_bounded(&mut self.sink.findings, f);
     }
 
     fn run(&mut self) -> End {
@@ -1200,6 +1233,12 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             };
         }
+        // the arguments are copied: charged to the work budget (a memoized tuple of n items
+        // passed k times costs k × n)
+        let n = self.tuple_ref(&args).map_or(0, <[Value]>::len) as u64;
+        if !self.charge(n, at) {
+            return Ok(generic(self, func, args));
+        }
         let items = self.tuple_items(&args).unwrap_or_default();
         match k {
             // handled above
@@ -1215,13 +1254,17 @@ impl<'a, 's> Machine<'a, 's> {
                 self.call(f, a)
             }
             Known::OrderedDict => {
+                // OrderedDict(items) copies the items: charged, as above (found by fuzzing:
+                // a memoized list of 5,000 pairs passed 1,500 times took 591 ms for 20 KB)
+                let n = items.first().and_then(|f| self.tuple_ref(f)).map_or(0, <[Value]>::len) as u64;
+                if !self.charge(n, at) {
+                    return Ok(generic(self, func, args));
+                }
                 let mut d = Vec::new();
-                if let Some(first) = items.first() {
-                    for pair in self.tuple_items(first).unwrap_or_default() {
-                        if let Some(kv) = self.tuple_items(&pair) {
-                            if let [k, v] = kv.as_slice() {
-                                d.push((k.clone(), v.clone()));
-                            }
+                if let Some(pairs) = items.first().and_then(|f| self.tuple_ref(f)) {
+                    for pair in pairs {
+                        if let Some([k, v]) = self.tuple_ref(pair) {
+                            d.push((k.clone(), v.clone()));
                         }
                     }
                 }
@@ -1231,11 +1274,17 @@ impl<'a, 's> Machine<'a, 's> {
                 [Value::Str(s), Value::Str(enc)]
                     if matches!(&**enc, "latin1" | "latin-1" | "iso-8859-1") =>
                 {
+                    if !self.charge(s.len() as u64, at) {
+                        return Ok(Value::Unknown);
+                    }
                     let bytes: Option<Vec<u8>> =
                         s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                     Ok(bytes.map_or(Value::Unknown, |b| Value::OwnedBytes(Rc::from(b))))
                 }
                 [Value::Str(s)] | [Value::Str(s), _] => {
+                    if !self.charge(s.len() as u64, at) {
+                        return Ok(Value::Unknown);
+                    }
                     Ok(Value::OwnedBytes(Rc::from(s.as_bytes())))
                 }
                 _ => Ok(generic(self, func, args)),
@@ -1279,7 +1328,7 @@ impl<'a, 's> Machine<'a, 's> {
             }
             Value::Obj(_) => match self.obj(v)? {
                 Obj::Instance(inst) if self.known_of(&inst.func) == Some(Known::Import) => {
-                    match self.tuple_items(&inst.args)?.first()? {
+                    match self.tuple_ref(&inst.args)?.first()? {
                         Value::Str(m) => Some((m.to_string(), None)),
                         _ => None,
                     }
@@ -1302,6 +1351,11 @@ impl<'a, 's> Machine<'a, 's> {
         };
         let shape = self.ints(items.get(2)?)?;
         let stride = self.ints(items.get(3)?)?;
+        // torch refuses a size and a stride of different lengths (`set_`): no such tensor
+        // can be loaded, so it is not listed (found by fuzzing: tests/fuzz_regressions.rs)
+        if shape.len() != stride.len() {
+            return None;
+        }
         let dtype = if k == Known::RebuildTensorV3 {
             match items.get(6)? {
                 Value::Global(i) => {
@@ -1399,6 +1453,26 @@ impl<'a, 's> Machine<'a, 's> {
         Some(name)
     }
 
+    /// Takes `n` from the work budget (nested or computed bytes, copied items); false (with one
+    /// `PickleLimit` finding per walk) when they are not there.
+    fn charge(&mut self, n: u64, at: u64) -> bool {
+        if n <= self.sink.budget {
+            self.sink.budget -= n;
+            return true;
+        }
+        if !self.sink.exhausted {
+            self.sink.exhausted = true;
+            self.finding(
+                Finding::error(
+                    Code::PickleLimit,
+                    format!("nested pickles, computed bytes and copied items of more than {WORK_BUDGET_PER_BYTE} per byte of the stream: the rest are not walked"),
+                )
+                .at(at),
+            );
+        }
+        false
+    }
+
     /// Walks a pickle passed to `pickle.loads`.
     fn nested(&mut self, payload: &Value, at: u64) {
         if self.nesting + 1 > MAX_NESTING {
@@ -1438,15 +1512,27 @@ impl<'a, 's> Machine<'a, 's> {
                 return;
             }
         };
+        let exact = matches!(payload, Value::Bytes { .. });
+        // bytes of the file (not inside a computed pickle, whose offsets are the call's) are
+        // walked once, however often they are loaded: the same bytes, the same imports
+        if exact && self.place_at.is_none() && !self.sink.walked.insert((base, bytes.len() as u64)) {
+            return;
+        }
+        if !self.charge(bytes.len() as u64, at) {
+            return;
+        }
         let ctx = Context {
             base,
             member: self.ctx.member.clone(),
             torch: false,
         };
-        let exact = matches!(payload, Value::Bytes { .. });
         let first_global = self.sink.globals.len();
+        // a computed pickle's findings at the call (found by fuzzing, as above); one inside
+        // a computed pickle at the outer call
+        let place_at = if exact { self.place_at } else { Some(self.place_at.unwrap_or(at)) };
         let end = {
             let mut inner = Machine::new(&bytes, &ctx, self.nesting + 1, self.sink);
+            inner.place_at = place_at;
             inner.run()
         };
         if !exact {
@@ -1544,7 +1630,7 @@ impl Walk {
             return;
         }
         if on_path.get(id).copied().unwrap_or(true) {
-            return; // a cycle
+            return; // a cycle, or a container already walked by another path
         }
         if let Some(f) = on_path.get_mut(id) {
             *f = true;
@@ -1556,7 +1642,8 @@ impl Walk {
                      seen: &mut Vec<bool>,
                      out: &mut Vec<NamedTensor>,
                      findings: &mut Vec<Finding>| {
-            path.push(key);
+            let used: usize = path.iter().map(|p| p.len() + 1).sum();
+            path.push(if used.saturating_add(key.len()) > MAX_NAME_BYTES { "…".to_string() } else { key });
             self.visit(val, path, on_path, seen, out, findings);
             path.pop();
         };
@@ -1609,15 +1696,16 @@ impl Walk {
             }
             Obj::Storage(_) => {}
         }
-        if let Some(f) = on_path.get_mut(id) {
-            *f = false;
-        }
+        // stays marked: a container shared by many paths is walked once, by the first
+        // (its tensors are named there); unmarking it made a DAG of n lists each holding
+        // the next twice cost 2^n (a 366-byte pickle never finished: found by fuzzing,
+        // tests/fuzz_regressions.rs)
     }
 }
 
 fn key_text(k: &Value) -> String {
     match k {
-        Value::Str(s) => s.to_string(),
+        Value::Str(s) => crate::error::clip(s).into_owned(),
         Value::Int(i) => i.to_string(),
         Value::Long { .. } => k.as_i128().map_or_else(|| "?".into(), |i| i.to_string()),
         Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),

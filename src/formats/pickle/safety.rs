@@ -526,6 +526,20 @@ pub fn compat_rename(module: &str, name: &str) -> Option<(String, String)> {
         .map(|(_, m)| ((*m).to_string(), name.to_string()))
 }
 
+/// The [`DANGEROUS`] entries whose module starts with the segment `first`, in the
+/// table's order (indexed once: a name of many segments looks each up once).
+fn dangerous_starting_with(first: &str) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<usize>>> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m: std::collections::HashMap<&'static str, Vec<usize>> = std::collections::HashMap::new();
+        for (k, (module, _, _)) in DANGEROUS.iter().enumerate() {
+            m.entry(module.split('.').next().unwrap_or(module)).or_default().push(k);
+        }
+        m
+    });
+    index.get(first).into_iter().flatten().filter_map(|k| DANGEROUS.get(*k))
+}
+
 /// Judges one resolved `module` / `name` (either may be dotted).
 pub fn judge(module: &str, name: &str) -> (GlobalVerdict, String) {
     if let Some(why) = allowed(module, name) {
@@ -533,32 +547,38 @@ pub fn judge(module: &str, name: &str) -> (GlobalVerdict, String) {
     }
     let parts: Vec<&str> = module.split('.').chain(name.split('.')).collect();
     let n_mod = module.split('.').count();
-    // every dotted prefix of the path is a module (or an object reached like one)
-    for i in 0..parts.len() {
-        for j in (i + 1)..=parts.len() {
-            let Some(seg) = parts.get(i..j) else { continue };
-            let path = seg.join(".");
-            let next = parts.get(j).copied();
-            for (m, n, why) in DANGEROUS {
-                if *m != path {
-                    continue;
-                }
-                let hit = *n == "*" || next == Some(*n);
-                if hit {
-                    let reached = parts.join(".");
-                    let via = if i == 0 && j <= n_mod.max(1) {
-                        String::new()
-                    } else {
-                        format!(" (reached as {reached})")
-                    };
-                    let what = if *n == "*" {
-                        format!("{m}.*")
-                    } else {
-                        format!("{m}.{n}")
-                    };
-                    return (GlobalVerdict::Dangerous, format!("{what}: {why}{via}"));
-                }
+    // every dotted prefix of the path is a module (or an object reached like one): the
+    // first start `i` where a dangerous module's segments follow (then the one of fewest
+    // segments, then the table's order). Segments compared in place — joining every
+    // sub-path made a name of n dots cost n³ (found by fuzzing: tests/fuzz_regressions.rs).
+    for (i, first) in parts.iter().enumerate() {
+        let mut best: Option<(usize, &(&str, &str, &str))> = None;
+        for e in dangerous_starting_with(first) {
+            let (m, n, _) = e;
+            let k = m.split('.').count();
+            if best.is_some_and(|(bk, _)| bk <= k) {
+                continue;
             }
+            let here = m.split('.').enumerate().all(|(o, seg)| i.checked_add(o).and_then(|at| parts.get(at)) == Some(&seg));
+            let next = i.checked_add(k).and_then(|at| parts.get(at)).copied();
+            if here && (*n == "*" || next == Some(*n)) {
+                best = Some((k, e));
+            }
+        }
+        if let Some((k, (m, n, why))) = best {
+            let j = i.saturating_add(k);
+            let reached = parts.join(".");
+            let via = if i == 0 && j <= n_mod.max(1) {
+                String::new()
+            } else {
+                format!(" (reached as {reached})")
+            };
+            let what = if *n == "*" {
+                format!("{m}.*")
+            } else {
+                format!("{m}.{n}")
+            };
+            return (GlobalVerdict::Dangerous, format!("{what}: {why}{via}"));
         }
     }
     (
