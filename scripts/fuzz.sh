@@ -5,8 +5,8 @@
 # that breaks an invariant (the input is saved in fuzz/artifacts/TARGET/; make it a named
 # test in tests/fuzz_regressions.rs — docs/fuzzing.md).
 #
-# Installs what is missing, idempotently: the nightly toolchain (`rustup toolchain install
-# nightly`) and cargo-fuzz (`cargo install cargo-fuzz`). Seeds come from tests/fixtures
+# Installs what is missing, idempotently: a dated nightly toolchain (`rustup toolchain
+# install nightly-2026-05-20`; FUZZ_TOOLCHAIN overrides it) and cargo-fuzz (`cargo install cargo-fuzz`). Seeds come from tests/fixtures
 # (fuzz/make_dicts_and_seeds.py); the corpus grows in fuzz/corpus/ (not committed).
 #
 # Environment: FUZZ_RUNS=N stops each target after N executions instead of the time;
@@ -24,9 +24,12 @@ TARGETS=("$@")
 
 say() { printf '[fuzz] %s\n' "$*"; }
 
-if ! rustup toolchain list | grep -q '^nightly'; then
-  say "rustup toolchain install nightly"
-  rustup toolchain install nightly --profile minimal
+# A dated nightly, so that CI builds the targets with the toolchain they were run with
+# (FUZZ_TOOLCHAIN=nightly takes the newest).
+TC=${FUZZ_TOOLCHAIN:-nightly-2026-05-20}
+if ! rustup run "$TC" rustc --version >/dev/null 2>&1; then
+  say "rustup toolchain install $TC"
+  rustup toolchain install "$TC" --profile minimal
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
   say "cargo install cargo-fuzz"
@@ -35,7 +38,7 @@ fi
 python3 fuzz/make_dicts_and_seeds.py
 # Safe Rust: no sanitizer (2-3x the executions of AddressSanitizer); overflow checks and
 # debug assertions stay on (cargo-fuzz's default), so an unchecked overflow is a crash.
-nice cargo +nightly fuzz build -s none >/dev/null 2>&1 || nice cargo +nightly fuzz build -s none
+nice cargo +"$TC" fuzz build -s none >/dev/null 2>&1 || nice cargo +"$TC" fuzz build -s none
 
 dict_of() { case $1 in safetensors) echo safetensors;; gguf|decode) echo gguf;; pickle|torch) echo pickle;; *) echo json;; esac; }
 # Longest input per target: room for real headers (the seeds) without slowing every run.
@@ -59,7 +62,7 @@ for t in "${TARGETS[@]}"; do
     cp fuzz/corpus/"$t"/seed-* "$corpus"/
   fi
   start=$(date +%s)
-  if nice cargo +nightly fuzz run -s none "$t" "$corpus" -- \
+  if nice cargo +"$TC" fuzz run -s none "$t" "$corpus" -- \
       "$stop" -dict="fuzz/dict/$(dict_of "$t").dict" -max_len="$(max_len_of "$t")" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${FUZZ_ARGS:-} >"$LOGS/$t.log" 2>&1; then
     result=ok
