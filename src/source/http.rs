@@ -132,6 +132,16 @@ fn fetch(req: &web_sys::Request) -> Result<js_sys::Promise, String> {
     Err("this context has no fetch".to_string())
 }
 
+/// A cross-origin GET that the browser never caches, aborted through `controller`.
+fn get_init(controller: &AbortController) -> RequestInit {
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_mode(RequestMode::Cors);
+    init.set_cache(RequestCache::NoStore);
+    init.set_signal(Some(&controller.signal()));
+    init
+}
+
 /// A small document fetched whole with a plain GET (no `Range`: the Hub's model-info
 /// API): a 200 whose body is read while it stays within `limit` bytes.
 pub async fn get_small(url: &str, limit: u64, count: &FetchCount) -> Result<Vec<u8>, SourceError> {
@@ -141,11 +151,7 @@ pub async fn get_small(url: &str, limit: u64, count: &FetchCount) -> Result<Vec<
     let host = host_label(url);
     let no_answer = |detail: String| RemoteError::NoAnswer { host: host.clone(), detail };
     let controller = AbortController::new().map_err(|e| no_answer(js_message(&e)))?;
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(RequestMode::Cors);
-    init.set_cache(RequestCache::NoStore);
-    init.set_signal(Some(&controller.signal()));
+    let init = get_init(&controller);
     let req = web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| no_answer(js_message(&e)))?;
     count.add_request();
     let resp = JsFuture::from(fetch(&req).map_err(no_answer)?).await.map_err(|e| no_answer(js_message(&e)))?;
@@ -191,11 +197,7 @@ async fn request(url: &str, first: u64, last: u64, count: &FetchCount) -> Result
     let host = host_label(url);
     let no_answer = |detail: String| RemoteError::NoAnswer { host: host.clone(), detail };
     let controller = AbortController::new().map_err(|e| no_answer(js_message(&e)))?;
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(RequestMode::Cors);
-    init.set_cache(RequestCache::NoStore);
-    init.set_signal(Some(&controller.signal()));
+    let init = get_init(&controller);
     let headers = web_sys::Headers::new().map_err(|e| no_answer(js_message(&e)))?;
     headers.append("Range", &format!("bytes={first}-{last}")).map_err(|e| no_answer(js_message(&e)))?;
     init.set_headers(&headers);

@@ -5,23 +5,11 @@
 //   node tests/e2e/bench_audit.mjs   (after trunk build and the sparse files: scripts/bench_audit.sh)
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, launch, openPage, OUT } from './harness.mjs';
+import { serve, launch, openPage, OUT, chromiumPss } from './harness.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const CKPT = path.join(OUT, 'llama32-3b-ckpt');
 const GGUF = path.join(OUT, 'llama32-3b.bf16.sparse.gguf');
-
-function chromiumPss() {
-  let kb = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('chromium')) continue;
-      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
-      if (m) kb += Number(m[1]);
-    } catch { /* the process ended */ }
-  }
-  return kb * 1024;
-}
 
 const server = await serve();
 const browser = await launch();

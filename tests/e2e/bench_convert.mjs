@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { serve, launch, openPage, OUT } from './harness.mjs';
+import { serve, launch, openPage, OUT, chromiumPss } from './harness.mjs';
 
 const [file, cli] = process.argv.slice(2);
 if (!file || !cli) throw new Error('usage: node tests/e2e/bench_convert.mjs FILE CLI_BINARY');
@@ -18,18 +18,6 @@ const RUNS = Number(process.env.RUNS ?? 3);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const runs = (xs) => xs.map((x) => x.toFixed(0)).join(', ');
 const rate = (bytes, ms) => `${(bytes / 1e9 / (ms / 1000)).toFixed(2)} GB/s`;
-
-function chromiumPss() {
-  let kb = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('chromium')) continue;
-      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
-      if (m) kb += Number(m[1]);
-    } catch { /* the process ended */ }
-  }
-  return kb * 1024;
-}
 
 fs.mkdirSync(OUT, { recursive: true });
 const server = await serve();

@@ -8,7 +8,7 @@
 //    to stats) and its WebAssembly memory size.
 // Usage: node tests/e2e/bench_values.mjs FILE
 import fs from 'node:fs';
-import { serve, launch, openPage, addFileInput } from './harness.mjs';
+import { serve, launch, openPage, addFileInput, chromiumPss } from './harness.mjs';
 
 const [file] = process.argv.slice(2);
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -75,19 +75,6 @@ const runs = (ms) => ms.map((x) => x.toFixed(0)).join(', ');
   const m = median(ms);
   console.log(`browser Blob reads alone, ${bytes} bytes (BYOB stream reader, 8 MiB buffers, no decoding): ` +
     `median ${m.toFixed(0)} ms (${rate(bytes, m)}; runs ${runs(ms)})`);
-}
-
-// Proportional set size of all Chromium processes (Linux /proc; 0 elsewhere), bytes.
-function chromiumPss() {
-  let kb = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('chromium')) continue;
-      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
-      if (m) kb += Number(m[1]);
-    } catch { /* the process ended */ }
-  }
-  return kb * 1024;
 }
 
 // 3. End to end, from the file, with the browser's memory (all its processes) sampled every

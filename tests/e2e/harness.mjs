@@ -176,6 +176,19 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   return { context, page, requests, errors };
 }
 
+/** The memory of every Chromium process (PSS, bytes), for the benchmarks' peaks. */
+export function chromiumPss() {
+  let kb = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('chromium')) continue;
+      const m = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+      if (m) kb += Number(m[1]);
+    } catch { /* the process ended */ }
+  }
+  return kb * 1024;
+}
+
 /** The requests made since index `from`, but the page's own: blob:/data: URLs (exports,
  * copies) and its code — the app, its worker and service worker, loaded from the app's
  * origin when a file is first coming. What is left is what the page fetched from the
