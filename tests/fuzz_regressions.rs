@@ -602,3 +602,22 @@ fn an_npz_of_many_members_takes_a_handful_of_rounds() {
     assert_eq!((i.tensors[7].name.as_str(), i.tensors[7].dtype.as_str(), i.tensors[7].shape.as_slice()), ("a7", "F32", &[1u64][..]));
     assert!(cost.rounds <= 8, "{} rounds", cost.rounds);
 }
+
+/// torch target, the 10 M run (2026-12-01): a legacy file whose `i8` tensor is empty
+/// (shape `(0,)`) with a storage offset of 90 in a storage of 4 bytes was reported at
+/// bytes [1846, 1846) of a 1,770-byte file, without an error: torch loads an empty tensor
+/// whatever its offset, so nothing was wrong but the range. An empty tensor placed past its
+/// storage's data is now shown where that data ends; its storage offset is kept as read.
+#[test]
+fn an_empty_tensor_placed_past_its_storage_is_shown_where_the_storage_ends() {
+    let input = regression("torch-empty-tensor-placed-past-its-storage");
+    torch_case(&input).unwrap();
+    assert_eq!(&input[..3], &[0, 0, 0], "no gap: the file as is");
+    let (i, _) = torch::parse_all(&input[3..]);
+    let len = (input.len() - 3) as u64;
+    let t = i.tensors.iter().find(|t| t.name == "i8").expect("the i8 tensor");
+    assert_eq!(t.storage_offset, 90, "{t:?}");
+    assert!(t.shape.contains(&0), "{t:?}");
+    assert_eq!(t.start, t.end, "{t:?}");
+    assert!(t.start.is_some_and(|s| s <= len), "{t:?} in a {len}-byte file");
+}

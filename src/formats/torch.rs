@@ -1454,6 +1454,20 @@ fn inventory(
         let start = p
             .as_ref()
             .and_then(|p| p.data.checked_add(t.storage_offset.checked_mul(el)?));
+        // An empty tensor reads no byte, and torch loads it whatever its storage offset; one
+        // placed past its storage's data is shown where that data ends (its storage offset
+        // stays in the layout columns), not past the end of the file.
+        let start = match (extent, &p) {
+            (Some(0), Some(p)) => {
+                let data_end = p.data.checked_add(p.bytes);
+                match (start, data_end) {
+                    (Some(st), Some(e)) if st > e => Some(e),
+                    (None, e) => e,
+                    (st, _) => st,
+                }
+            }
+            _ => start,
+        };
         let span = if contiguous { params } else { extent };
         let end = start.and_then(|st| st.checked_add(span?.checked_mul(el)?));
         if params.is_none() || span.is_none() {
