@@ -28,6 +28,7 @@ const ALSO_LIMITS: &[&str] = &[
     "FIRST_ROWS",
     "SPECIAL_TOKENS_SHOWN",
     "HASH_AHEAD",
+    "READ_AHEAD_CHUNKS",
     "PROGRESS_INTERVAL_MS",
 ];
 

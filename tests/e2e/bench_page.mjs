@@ -76,11 +76,18 @@ const browser = await launch();
 // page starts its worker on that first sign of intent (web/pool.rs).
 const INTENT_MS = 500;
 
+// Waits for an element to be in the DOM, looking once a frame: the frame whose animation
+// callbacks see it first is the one that paints it. (Playwright's default polling looks at
+// 0, 20, 70, 170, 270 ms…: a row that comes at 75 ms is seen at 170, one at 65 ms at 70 —
+// steps that would swamp the differences measured here, on both sides.)
+const onScreen = (page, sel) =>
+  page.waitForFunction((s) => !!document.querySelector(s), sel, { polling: 'raf', timeout: 120_000 });
+
 // drop → first inventory row, in the page (change event → first row in the DOM).
 async function ours(path, { longtasks = false, intent = true } = {}) {
   // The first view as a person gets it (plain HTML; www/loader.js starts the app on the
   // pointer's coming, or when the file arrives).
-  const { context, page } = await openPage(browser, server.url, { app: false });
+  const { context, page } = await openPage(browser, server.url, { app: false, countWorkerReads: process.env.COUNT_READS === '1' });
   if (intent) {
     await page.hover('[data-testid=dropzone]');
     await page.waitForTimeout(INTENT_MS);
@@ -96,7 +103,7 @@ async function ours(path, { longtasks = false, intent = true } = {}) {
   });
   const t0 = performance.now();
   await page.setInputFiles('[data-testid=file-input]', path);
-  await page.waitForSelector('[data-testid=tensor-row]', { timeout: 120_000 });
+  await onScreen(page, '[data-testid=tensor-row]');
   const wall = performance.now() - t0;
   await page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 120_000 });
   const b = await page.evaluate(() => window.__bench);
@@ -109,9 +116,12 @@ async function floor(path) {
   await context.route('**/__floor.html', (r) => r.fulfill({ contentType: 'text/html', body: FLOOR }));
   const page = await context.newPage();
   await page.goto(`${server.url}__floor.html`);
+  // The same moment before the file as the page gets (a settled page on both sides).
+  await page.hover('#f');
+  await page.waitForTimeout(INTENT_MS);
   const t0 = performance.now();
   await page.setInputFiles('#f', path);
-  await page.waitForSelector('#out li', { timeout: 120_000 });
+  await onScreen(page, '#out li');
   const wall = performance.now() - t0;
   await page.waitForFunction(() => window.__floor, null, { timeout: 120_000 });
   const r = await page.evaluate(() => window.__floor);
@@ -144,9 +154,11 @@ async function inventoryRow(work, path, factor) {
 }
 
 if (only('inventory')) {
-  await inventoryRow('6.4 GB safetensors', ST, 1.5);
-  await inventoryRow('6.4 GB GGUF, 10 MB header', GG, 2);
-  await inventoryRow('100,352 tensors in one safetensors file', MOE, 2);
+  // INVENTORY=st,gguf,moe runs some of the three rows (all by default).
+  const inv = (k) => !process.env.INVENTORY || process.env.INVENTORY.split(',').includes(k);
+  if (inv('st')) await inventoryRow('6.4 GB safetensors', ST, 1.5);
+  if (inv('gguf')) await inventoryRow('6.4 GB GGUF, 10 MB header', GG, 2);
+  if (inv('moe')) await inventoryRow('100,352 tensors in one safetensors file', MOE, 2);
 }
 
 // The 100,352 rows: everything a person does, with the longest main-thread task of each.
@@ -260,9 +272,11 @@ async function valuesRow(work, path, tensor, target) {
 }
 
 if (only('values')) {
-  await valuesRow('values of a 788 MB BF16 tensor, page default (no SHA-256)', BF16, 'model.embed_tokens.weight', { factor: 1.3 });
-  await valuesRow('values of a 1 GiB F32 tensor', F32, 'model.embed_tokens.weight', { factor: 1.5 });
-  await valuesRow('values of a Q4_K tensor (536,870,912 values)', Q4K, 'token_embd.weight', { mvs: 300 });
+  // VALUES=bf16,f32,q4k runs some of the three rows (all by default).
+  const val = (k) => !process.env.VALUES || process.env.VALUES.split(',').includes(k);
+  if (val('bf16')) await valuesRow('values of a 788 MB BF16 tensor, page default (no SHA-256)', BF16, 'model.embed_tokens.weight', { factor: 1.3 });
+  if (val('f32')) await valuesRow('values of a 1 GiB F32 tensor', F32, 'model.embed_tokens.weight', { factor: 1.5 });
+  if (val('q4k')) await valuesRow('values of a Q4_K tensor (536,870,912 values)', Q4K, 'token_embd.weight', { mvs: 300 });
 }
 
 // First load: what the page fetches before it is ready to take a file (the first view is

@@ -113,14 +113,15 @@ export const COUNT_READS = () => {
   window.__pageBytesRead = () => window.__reads.filter(([k]) => !k.startsWith('worker:')).reduce((a, [, n]) => a + n, 0);
 };
 
-// Put in front of the workers' loader script (not the page's own code): wraps the same
-// Blob methods in the worker and reports each read to the page.
+// Put in front of the workers' scripts (not the page's own code): wraps the same Blob
+// methods in the worker and reports each read to the page: [kind, bytes, script].
 const WORKER_COUNTING = `{
   const ch = new BroadcastChannel('tensorpeek-test-reads');
+  const script = self.location.pathname.split('/').pop();
   for (const m of ['arrayBuffer', 'text', 'bytes', 'stream']) {
     const orig = Blob.prototype[m];
     if (!orig) continue;
-    Blob.prototype[m] = function (...args) { ch.postMessage(['worker:' + m, this.size]); return orig.apply(this, args); };
+    Blob.prototype[m] = function (...args) { ch.postMessage(['worker:' + m, this.size, script]); return orig.apply(this, args); };
   }
 }
 `;
@@ -144,7 +145,8 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
   // contacted): tests of files opened by URL pass `countWorkerReads: false`.
   if (countWorkerReads) {
-    await context.route('**/tensorpeek-worker_loader.js', async (route) => {
+    // the parse and values workers' loader, and the values worker's nested range reader
+    await context.route(/\/(tensorpeek-worker_loader|reader)\.js$/, async (route) => {
       try {
         const r = await route.fetch();
         await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
