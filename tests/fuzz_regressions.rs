@@ -540,6 +540,13 @@ fn many_views_of_one_storage_list_a_few_of_each_other() {
     assert_eq!(i.tensors.len(), n as usize);
     assert!(i.tensors.iter().all(|t| t.shares_storage_with.len() == torch::MAX_SHARED_NAMES && !t.shares_storage_with.contains(&t.name)));
     assert_eq!(i.tensors[5].shares_storage_with[..3], ["0", "1", "10"]);
+    // how many there are in all is counted where they are shown (page, CLI)
+    let users = torch::storage_users(&i.tensors);
+    assert_eq!(users.get("0"), Some(&(n as usize)));
+    let others = n as usize - 1;
+    let said = tensorpeek::fmt::shared_with(&i.tensors[5].shares_storage_with, others);
+    assert!(said.starts_with("0, 1, 10, ") && said.ends_with(" and 2,983 more"), "{said}");
+    assert_eq!(tensorpeek::fmt::shared_with(&["a".to_string()], 1), "a");
     torch_case(&[&[0u8, 0, 0][..], &f].concat()).unwrap();
 }
 

@@ -285,7 +285,9 @@ fn print_torch_tensors(t: &TorchFile) {
         "  {:<w$}  {:<10} {:<18} {:<18} {:>14} {:>14}  {:<12} {:>8}  contiguous",
         "name", "dtype", "shape", "stride", "bytes", "abs offset", "storage", "st. off."
     );
+    let users = crate::formats::torch::storage_users(&t.inspection.tensors);
     for (e, l) in t.entries.iter().zip(&t.inspection.tensors) {
+        let others = users.get(l.storage.as_str()).map_or(0, |n| n.saturating_sub(1));
         println!(
             "  {:<w$}  {:<10} {:<18} {:<18} {:>14} {:>14}  {:<12} {:>8}  {}{}",
             e.name,
@@ -297,7 +299,7 @@ fn print_torch_tensors(t: &TorchFile) {
             l.storage,
             thousands(l.storage_offset),
             if l.contiguous { "yes" } else { "no (a view)" },
-            if l.shares_storage_with.is_empty() { String::new() } else { format!(", shares its storage with {}", l.shares_storage_with.join(", ")) }
+            if l.shares_storage_with.is_empty() { String::new() } else { format!(", shares its storage with {}", crate::fmt::shared_with(&l.shares_storage_with, others)) }
         );
     }
 }

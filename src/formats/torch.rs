@@ -1562,6 +1562,16 @@ fn inventory(
     (out, findings)
 }
 
+/// How many tensors use each storage (by key): a tensor's `shares_storage_with` names at
+/// most [`MAX_SHARED_NAMES`] of the others, and this says how many there are in all.
+pub fn storage_users(tensors: &[Tensor]) -> HashMap<&str, usize> {
+    let mut n: HashMap<&str, usize> = HashMap::new();
+    for t in tensors {
+        *n.entry(t.storage.as_str()).or_default() += 1;
+    }
+    n
+}
+
 /// The legacy format's first bytes as torch writes them (protocol 2): PROTO 2, LONG1 of
 /// [`LEGACY_MAGIC`], STOP.
 pub const LEGACY_PREFIX: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.";

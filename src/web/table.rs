@@ -21,7 +21,7 @@ use crate::fmt;
 use crate::formats::torch::Tensor as Layout;
 use crate::vocab::TensorEntry;
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -290,6 +290,12 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         });
     }
     let expanded = use_state(HashSet::<String>::new);
+    // tensors per storage key of a pickle-based file (its rows name at most 16 others)
+    let users: Rc<HashMap<String, usize>> = use_memo(p.layouts.clone(), |l| {
+        l.as_ref()
+            .map(|l| crate::formats::torch::storage_users(&l.0).into_iter().map(|(k, n)| (k.to_string(), n)).collect())
+            .unwrap_or_default()
+    });
     // The scroll box of a virtualized table: where it is scrolled to, how tall it is.
     let scroll_top = use_state(|| 0.0f64);
     let viewport = use_state(|| VIEWPORT_PX);
@@ -493,7 +499,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 <td class="n mono offsets">{ format!("[{}, {}]", fmt::thousands(t.start), fmt::thousands(t.end)) }</td>
                 <td class="n mono" data-testid="abs-start">{ t.abs_start.map_or("overflow".to_string(), fmt::thousands) }</td>
                 if let Some(l) = &layouts {
-                    { layout_cells(l.0.get(idx)) }
+                    { layout_cells(l.0.get(idx), &users) }
                 }
             </tr>
         }
@@ -623,15 +629,16 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     }
 }
 
-/// The four layout cells of a pickle-based file's row.
-fn layout_cells(l: Option<&Layout>) -> Html {
+/// The four layout cells of a pickle-based file's row; `users`: tensors per storage key.
+fn layout_cells(l: Option<&Layout>, users: &HashMap<String, usize>) -> Html {
     let Some(l) = l else {
         return html! { <><td></td><td></td><td></td><td></td></> };
     };
     let shares = if l.shares_storage_with.is_empty() {
         String::new()
     } else {
-        format!("shared with {}", l.shares_storage_with.join(", "))
+        let others = users.get(&l.storage).map_or(0, |n| n.saturating_sub(1));
+        format!("shared with {}", fmt::shared_with(&l.shares_storage_with, others))
     };
     html! {
         <>
