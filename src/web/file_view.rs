@@ -59,6 +59,9 @@ pub struct FileViewProps {
 #[function_component(FileView)]
 pub fn file_view(p: &FileViewProps) -> Html {
     let f = &p.file;
+    // The format's own sections (GGUF metadata and tokenizer, the PyTorch container) and
+    // Verify file come a frame after the verdict, the summary and the first rows.
+    let painted = super::hooks::use_painted(matches!(f.status, Status::Done(..)));
     let close = p.on_close.reform(|_: MouseEvent| ());
     // a pickle-based file's strides and storages, for the table (built once per inspection)
     let layouts: Option<Layouts> = (*use_memo(f.status.clone(), |status| match status {
@@ -117,8 +120,10 @@ pub fn file_view(p: &FileViewProps) -> Html {
                 { reconciliation(r) }
             </div>
             <FindingList {findings} testid="findings" item_testid="finding" tensors={Some(tensors.clone())} on_select={p.on_select.clone()} />
-            <VerifyCard file={f.id} size={r.size} />
-            { format_section(insp, f.id) }
+            if painted {
+                <VerifyCard file={f.id} size={r.size} />
+                { format_section(insp, f.id) }
+            }
             if let Some(i) = p.selected {
                 <TensorPanel tensors={tensors.clone()} index={i} on_close={p.on_deselect.clone()} />
                 <ValuesPanel key={i} file={f.id} file_len={r.size} tensors={tensors.clone()} index={i} strided={strided(i)}

@@ -308,3 +308,28 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     }
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
 }
+
+/// `false` on the renders before the page has painted once since `key` last changed, then
+/// `true` (a task after the next frame: a task queued at once would run before that paint
+/// and delay it). What a view shows only when this is `true` costs nothing in the first
+/// frame after a file is read: the first rows of the table, the verdict and the summary
+/// come first, the rest a frame later.
+#[hook]
+pub fn use_painted<K: PartialEq + Clone + 'static>(key: K) -> bool {
+    let painted = use_state(|| false);
+    {
+        let painted = painted.clone();
+        use_effect_with(key, move |_| {
+            if *painted {
+                painted.set(false);
+            }
+            // setting state of a view that is gone meanwhile is a no-op in Yew
+            let later = move || gloo::timers::callback::Timeout::new(0, move || painted.set(true)).forget();
+            let frame = Closure::once_into_js(later);
+            if let Some(w) = web_sys::window() {
+                let _ = w.request_animation_frame(frame.unchecked_ref());
+            }
+        });
+    }
+    *painted
+}

@@ -275,20 +275,8 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let export_status = use_state(|| None::<&'static str>);
     let tree = use_state(|| false);
     let show_layout = use_state(|| true);
-    let limit = use_state(|| FIRST_ROWS);
-    {
-        let limit = limit.clone();
-        use_effect_with((), move |_| {
-            // The rest once the first rows are painted: a task after the next frame (a
-            // task queued at once would run before that paint and delay it). Setting state
-            // of a table that is gone meanwhile is a no-op in Yew.
-            let rest = move || gloo::timers::callback::Timeout::new(0, move || limit.set(usize::MAX)).forget();
-            let frame = wasm_bindgen::closure::Closure::once_into_js(rest);
-            if let Some(w) = web_sys::window() {
-                let _ = w.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(&frame));
-            }
-        });
-    }
+    // the first rows at once, the rest once those are painted
+    let limit = if super::hooks::use_painted(()) { usize::MAX } else { FIRST_ROWS };
     let expanded = use_state(HashSet::<String>::new);
     // tensors per storage key of a pickle-based file (its rows name at most 16 others)
     let users: Rc<HashMap<String, usize>> = use_memo(p.layouts.clone(), |l| {
@@ -563,7 +551,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
         let first = top.saturating_sub(OVERSCAN_ROWS).min(total_rows);
         (first, top.saturating_add(in_view).saturating_add(OVERSCAN_ROWS).min(total_rows))
     } else {
-        (0, total_rows.min(*limit))
+        (0, total_rows.min(limit))
     };
     let spacer = |rows: usize, key: &'static str| -> Html {
         if rows == 0 {
