@@ -28,7 +28,6 @@ const ALSO_LIMITS: &[&str] = &[
     "FIRST_ROWS",
     "SPECIAL_TOKENS_SHOWN",
     "HASH_AHEAD",
-    "READ_AHEAD_CHUNKS",
     "PROGRESS_INTERVAL_MS",
 ];
 

@@ -162,21 +162,6 @@ impl ByteSource for BlobSource {
     }
 }
 
-/// `reader.read(view, { min })`: the read resolves once `min` bytes are in the view (or
-/// the stream ends), not with each piece the browser has at hand — in Chromium, pieces of
-/// 64–200 KiB, 4,000–11,000 promise rounds for 788 MB against ~94 with `min` at 8 MiB.
-/// A browser without the option ignores it and reads as before. Written by reflection:
-/// web-sys has no binding for the options argument.
-fn byob_read(reader: &web_sys::ReadableStreamByobReader, view: &js_sys::Uint8Array, min: u32) -> js_sys::Promise {
-    let with_min = || -> Option<js_sys::Promise> {
-        let read: js_sys::Function = js_sys::Reflect::get(reader, &JsValue::from_str("read")).ok()?.dyn_into().ok()?;
-        let opts = js_sys::Object::new();
-        js_sys::Reflect::set(&opts, &JsValue::from_str("min"), &JsValue::from(min.max(1).min(view.length()))).ok()?;
-        read.call2(reader, view, &opts).ok()?.dyn_into().ok()
-    };
-    with_min().unwrap_or_else(|| reader.read_with_array_buffer_view(view))
-}
-
 /// Fills `dst` from a BYOB reader through the JS buffer `js` (which each read transfers and
 /// hands back as a new `ArrayBuffer` over the same memory).
 async fn pull(reader: &web_sys::ReadableStreamByobReader, js: &mut js_sys::ArrayBuffer, dst: &mut [u8]) -> Result<(), SourceError> {
@@ -184,7 +169,7 @@ async fn pull(reader: &web_sys::ReadableStreamByobReader, js: &mut js_sys::Array
     while filled < dst.len() {
         let room = u32::try_from(dst.len() - filled).unwrap_or(u32::MAX).min(js.byte_length());
         let view = js_sys::Uint8Array::new_with_byte_offset_and_length(js, 0, room);
-        let r = JsFuture::from(byob_read(reader, &view, room)).await.map_err(|e| js_err("the read failed", e))?;
+        let r = JsFuture::from(reader.read_with_array_buffer_view(&view)).await.map_err(|e| js_err("the read failed", e))?;
         let done = js_sys::Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
         let value: Option<js_sys::Uint8Array> = js_sys::Reflect::get(&r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok());
         let Some(value) = value else { break };
@@ -331,10 +316,7 @@ impl<T: Tee> BlobChunks<T> {
         match &mut self.reader {
             Reader::Byob(reader) => {
                 let view = js_sys::Uint8Array::new(&self.pool.take());
-                // the whole buffer, or what is left of the range (a read asking for more
-                // than the stream holds would end it with `done` and the bytes together)
-                let left = u32::try_from(self.total.saturating_sub(self.done)).unwrap_or(u32::MAX);
-                Some(Ok(Pending { fut: JsFuture::from(byob_read(reader, &view, left)), byob: true }))
+                Some(Ok(Pending { fut: JsFuture::from(reader.read_with_array_buffer_view(&view)), byob: true }))
             }
             Reader::Slices { next, end } => {
                 if *next >= *end {
@@ -358,10 +340,11 @@ impl<T: Tee> BlobChunks<T> {
         if !byob {
             return r.is_instance_of::<js_sys::ArrayBuffer>().then(|| js_sys::Uint8Array::new(r));
         }
-        // `done` may come with the last bytes (a stream closing under a read that asked
-        // for more than it held): they count, and the next read finds the end.
-        let value: Option<js_sys::Uint8Array> = js_sys::Reflect::get(r, &JsValue::from_str("value")).ok()?.dyn_into().ok();
-        value.filter(|v| v.length() > 0)
+        let done = js_sys::Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
+        if done == Some(true) {
+            return None;
+        }
+        js_sys::Reflect::get(r, &JsValue::from_str("value")).ok()?.dyn_into().ok()
     }
 }
 

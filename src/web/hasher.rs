@@ -14,13 +14,14 @@
 use super::protocol::{from_js, to_js, HashRequest, HashResponse, Response};
 use crate::source::blob::{BufferPool, Tee};
 use crate::stats::sha256_hex;
-use super::nested::Nested;
+use futures::channel::mpsc;
+use futures::StreamExt;
 use js_sys::Array;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::DedicatedWorkerGlobalScope;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker};
 
 /// The worker's loader script, written by Trunk next to index.html (`data-type="worker"`
 /// with `data-loader-shim`). Relative, so the page works from any sub-path.
@@ -31,7 +32,10 @@ pub const HASH_AHEAD: u64 = 2;
 
 /// The values worker's handle on its hashing worker.
 pub struct HashTee {
-    nested: Nested,
+    worker: Worker,
+    inbox: mpsc::UnboundedReceiver<JsValue>,
+    _onmessage: Closure<dyn FnMut(MessageEvent)>,
+    _onerror: Closure<dyn FnMut(web_sys::Event)>,
     /// Chunks sent and not yet acknowledged.
     outstanding: u64,
 }
@@ -40,9 +44,25 @@ impl HashTee {
     /// Starts the nested worker and waits until it listens. `Err` (e.g. a browser without
     /// nested workers) means: hash in this worker instead.
     pub async fn spawn() -> Result<HashTee, String> {
-        let nested = Nested::start(WORKER_URL, |message| to_js(&HashResponse::Failed { message }).ok())?;
-        let mut h = HashTee { nested, outstanding: 0 };
-        let first = h.nested.next().await.ok_or("the hashing worker stopped")?;
+        let worker = Worker::new(WORKER_URL).map_err(|e| format!("{e:?}"))?;
+        let (tx, inbox) = mpsc::unbounded();
+        let tx_err = tx.clone();
+        let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let _ = tx.unbounded_send(e.data());
+        });
+        let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+            let message = e
+                .dyn_ref::<web_sys::ErrorEvent>()
+                .map(|e| e.message())
+                .unwrap_or_else(|| "the hashing worker failed".to_string());
+            if let Ok(v) = to_js(&HashResponse::Failed { message }) {
+                let _ = tx_err.unbounded_send(v);
+            }
+        });
+        worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
+        let mut h = HashTee { worker, inbox, _onmessage: onmessage, _onerror: onerror, outstanding: 0 };
+        let first = h.inbox.next().await.ok_or("the hashing worker stopped")?;
         if !matches!(from_js::<Response>(first.clone()), Ok(Response::Ready)) {
             return Err(match from_js::<HashResponse>(first) {
                 Ok(HashResponse::Failed { message }) => message,
@@ -56,14 +76,14 @@ impl HashTee {
     fn post(&self, msg: &HashRequest, transfer: Option<&JsValue>) -> Result<(), String> {
         let v = to_js(msg)?;
         match transfer {
-            Some(b) => self.nested.worker.post_message_with_transfer(&v, &Array::of1(b)),
-            None => self.nested.worker.post_message(&v),
+            Some(b) => self.worker.post_message_with_transfer(&v, &Array::of1(b)),
+            None => self.worker.post_message(&v),
         }
         .map_err(|e| format!("{e:?}"))
     }
 
     async fn next(&mut self) -> Result<HashResponse, String> {
-        let msg = self.nested.next().await.ok_or("the hashing worker stopped")?;
+        let msg = self.inbox.next().await.ok_or("the hashing worker stopped")?;
         match from_js::<HashResponse>(msg)? {
             HashResponse::Failed { message } => Err(message),
             other => Ok(other),
@@ -91,7 +111,7 @@ impl HashTee {
             HashResponse::Digest { hex } => hex,
             other => return Err(unexpected(&other, "digest")),
         };
-        self.nested.worker.terminate();
+        self.worker.terminate();
         Ok(hex)
     }
 }
@@ -110,6 +130,12 @@ impl Tee for HashTee {
         self.post(&HashRequest::Chunk { buffer: buffer.clone(), len: view.length() }, Some(&buffer))?;
         self.outstanding += 1;
         Ok(())
+    }
+}
+
+impl Drop for HashTee {
+    fn drop(&mut self) {
+        self.worker.terminate();
     }
 }
 

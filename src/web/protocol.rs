@@ -195,10 +195,6 @@ pub enum Response {
         wasm_memory: u64,
         /// "off", "nested worker", or why the hash ran in this worker.
         hashing: String,
-        /// Who read the bytes: "nested reader" (`www/reader.js`), "values worker" (with
-        /// why, when the nested reader could not start), or "HTTP".
-        #[serde(default)]
-        reader: String,
         /// HTTP requests made (a file opened by URL; 0 for a local file).
         #[serde(default)]
         requests: u64,

@@ -47,8 +47,6 @@ pub struct Timing {
     pub sha256: bool,
     /// Where the SHA-256 ran (the worker's `hashing`).
     pub hashing: String,
-    /// Who read the bytes (the worker's `reader`).
-    pub reader: String,
     /// HTTP requests made (a file opened by URL).
     pub requests: u64,
 }
@@ -75,8 +73,8 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             unavailable.set(false);
             let (timing, on_stats) = (timing.clone(), on_stats.clone());
             let on_result = Callback::from(move |r: Response| {
-                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, reader, requests } = r {
-                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, reader, requests }));
+                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
+                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
                     on_stats.emit(*stats);
                 }
             });
@@ -178,8 +176,7 @@ fn timing_line(t: &Timing) -> Html {
     html! {
         <p class="dim values-timing" data-testid="values-timing" data-bytes-read={t.bytes_read.to_string()}
             data-ms={format!("{:.1}", t.ms)} data-wasm-memory={t.wasm_memory.to_string()}
-            data-hashing={t.hashing.clone()} data-reader={t.reader.clone()} data-requests={t.requests.to_string()}
-            title={format!("read by the {}", t.reader)}>
+            data-hashing={t.hashing.clone()} data-requests={t.requests.to_string()}>
             { format!("read {} bytes{} in the worker in {:.0} ms ({rate}{}) · worker memory {}",
                 fmt::thousands(t.bytes_read),
                 if t.requests > 0 { format!(" with {} HTTP range request{}", t.requests, if t.requests == 1 { "" } else { "s" }) } else { String::new() },

@@ -12,7 +12,6 @@
 //! hashing worker) at once. A panic posts [`Response::Panicked`] before the worker stops.
 
 use super::hasher::{self, HashTee};
-use super::reader::ReaderChunks;
 use super::protocol::{from_js, to_js, Companion, Fault, OpenInput, Problem, Request, Response, Skip};
 use crate::error::SourceError;
 use crate::source::blob::{BlobChunks, BlobSource, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
@@ -162,26 +161,23 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     };
     let result = if let Some(view) = &strided {
         // a view: the bytes it spans in one read (bounded), gathered here, hashed here
-        let hashing = |(s, n)| {
-            let by = if matches!(target, Target::Url(_)) { "HTTP" } else { "values worker" };
-            (s, n, if sha256 { "values worker (a strided view, gathered)".to_string() } else { "off".to_string() }, by.to_string())
-        };
+        let hashing = |(s, n)| (s, n, if sha256 { "values worker (a strided view, gathered)".to_string() } else { "off".to_string() });
         match &target {
             Target::Blob(blob, _) => scan_strided(&BlobSource::new(blob.clone()), &entry, view, sha256, progress).await.map(hashing),
             Target::Url(src) => scan_strided(src, &entry, view, sha256, progress).await.map(hashing),
         }
     } else if sha256 {
         match HashTee::spawn().await {
-            Ok(tee) => scan(&target, &entry, chunk, tee, false, false, progress).await.map(|(s, n, r)| (s, n, "nested worker".to_string(), r)),
-            Err(e) => scan(&target, &entry, chunk, NoTee, true, false, progress)
+            Ok(tee) => scan(&target, &entry, chunk, tee, false, progress).await.map(|(s, n)| (s, n, "nested worker".to_string())),
+            Err(e) => scan(&target, &entry, chunk, NoTee, true, progress)
                 .await
-                .map(|(s, n, r)| (s, n, format!("values worker (no nested worker: {e})"), r)),
+                .map(|(s, n)| (s, n, format!("values worker (no nested worker: {e})"))),
         }
     } else {
-        scan(&target, &entry, chunk, NoTee, false, true, progress).await.map(|(s, n, r)| (s, n, "off".to_string(), r))
+        scan(&target, &entry, chunk, NoTee, false, progress).await.map(|(s, n)| (s, n, "off".to_string()))
     };
     match result {
-        Ok((stats, bytes_read, hashing, reader)) => post(
+        Ok((stats, bytes_read, hashing)) => post(
             scope,
             &Response::Done {
                 stats: Box::new(stats),
@@ -189,7 +185,6 @@ async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
                 ms: js_sys::Date::now() - started,
                 wasm_memory: wasm_memory(),
                 hashing,
-                reader,
                 requests: count.requests.get(),
             },
         ),
@@ -228,16 +223,15 @@ impl Finish for HashTee {
 }
 
 /// Plans the tensor's range, streams it through [`scan_chunks`] (from the Blob, or with
-/// one range request) and returns the stats, the bytes read and who read them.
+/// one range request) and returns the stats and the bytes read.
 async fn scan<T: Tee + Finish>(
     target: &Target,
     entry: &TensorEntry,
     chunk: u64,
-    mut tee: T,
+    tee: T,
     sha256_here: bool,
-    own_reader: bool,
     progress: impl FnMut(u64, u64) -> bool,
-) -> Result<(Stats, u64, String), ScanError> {
+) -> Result<(Stats, u64), ScanError> {
     let file_len = match target {
         Target::Blob(blob, _) => {
             let size = blob.size();
@@ -249,33 +243,19 @@ async fn scan<T: Tee + Finish>(
     let read_failed = |e: String| read_failed(entry, range.start, e);
     let stats = match target {
         Target::Blob(blob, mode) => {
-            // Read by a nested worker on another core when nothing else needs the chunks'
-            // JS buffers (the SHA-256 tee hands them to the hashing worker); here if it
-            // cannot start.
-            let mut reader = "values worker".to_string();
-            if own_reader && *mode == ReadMode::Auto {
-                match ReaderChunks::spawn(blob, range.start, range.len, chunk).await {
-                    Ok(mut chunks) => {
-                        let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
-                        tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
-                        return Ok((stats, range.len, "nested reader".to_string()));
-                    }
-                    Err(e) => reader = format!("values worker (no nested reader: {e})"),
-                }
-            }
             let mut chunks = BlobChunks::open(blob, range.start, range.len, chunk, *mode, tee).map_err(|e| read_failed(e.to_string()))?;
             let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
             chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
-            (stats, reader)
+            stats
         }
         Target::Url(h) => {
             let mut chunks = HttpChunks::open(h, range.start, range.len, chunk, tee).await.map_err(|e| read_failed(e.to_string()))?;
             let mut stats = scan_chunks(&mut chunks, codec, range, entry, sha256_here, progress).await?;
             chunks.tee.finish(&mut stats).await.map_err(|e| read_failed(format!("the SHA-256 worker failed: {e}")))?;
-            (stats, "HTTP".to_string())
+            stats
         }
     };
-    Ok((stats.0, range.len, stats.1))
+    Ok((stats, range.len))
 }
 
 /// "Verify file": the SHA-256 of the whole Blob through the one hashing loop

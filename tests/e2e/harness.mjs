@@ -113,15 +113,14 @@ export const COUNT_READS = () => {
   window.__pageBytesRead = () => window.__reads.filter(([k]) => !k.startsWith('worker:')).reduce((a, [, n]) => a + n, 0);
 };
 
-// Put in front of the workers' scripts (not the page's own code): wraps the same Blob
-// methods in the worker and reports each read to the page: [kind, bytes, script].
+// Put in front of the workers' loader script (not the page's own code): wraps the same
+// Blob methods in the worker and reports each read to the page.
 const WORKER_COUNTING = `{
   const ch = new BroadcastChannel('tensorpeek-test-reads');
-  const script = self.location.pathname.split('/').pop();
   for (const m of ['arrayBuffer', 'text', 'bytes', 'stream']) {
     const orig = Blob.prototype[m];
     if (!orig) continue;
-    Blob.prototype[m] = function (...args) { ch.postMessage(['worker:' + m, this.size, script]); return orig.apply(this, args); };
+    Blob.prototype[m] = function (...args) { ch.postMessage(['worker:' + m, this.size]); return orig.apply(this, args); };
   }
 }
 `;
@@ -145,8 +144,7 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
   // contacted): tests of files opened by URL pass `countWorkerReads: false`.
   if (countWorkerReads) {
-    // the parse and values workers' loader, and the values worker's nested range reader
-    await context.route(/\/(tensorpeek-worker_loader|reader)\.js$/, async (route) => {
+    await context.route('**/tensorpeek-worker_loader.js', async (route) => {
       try {
         const r = await route.fetch();
         await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, addFileInput, th, readJson, DIST, FIXTURES, OUT, ROOT, bytesRead } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -96,9 +96,6 @@ test('safetensors (numpy): stats in a worker, exactly the tensor\'s bytes, in th
   await readValues(page, { sha: false });
   await page.waitForFunction(() => document.querySelector('[data-testid=v-sha256]')?.dataset.value === '');
   await checkNumbers(page, want);
-  // then the bytes are read by the values worker's nested reader (www/reader.js)
-  assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-reader'), 'nested reader');
-  assert.equal(await page.getAttribute('[data-testid=values-timing]', 'data-bytes-read'), String(want.bytes));
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -172,7 +169,7 @@ test('unsound ranges and files changed on disk are findings; the page stays usab
   assert.deepEqual(errors, []);
 });
 
-test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, read by every read path', async () => {
+test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, read by both read paths', async () => {
   // 5000 × 2048 BF16 (20,480,000 bytes: 3 chunks, the last one partial) of varied bytes,
   // so that a chunk hashed out of order or twice changes the digest.
   const shape = [5000, 2048];
@@ -201,46 +198,24 @@ test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, re
   const start = 8 + header.length;
   const entry = { name: 'w', dtype: 'BF16', shape, ggml_dims: null, params: shape[0] * shape[1], start: 0, end: data.length, abs_start: start, bytes: data.length, stats: null };
   await addFileInput(page, 'direct-input', file);
-  const directScan = ({ entry, reader, sha256 }) => new Promise((ok, fail) => {
+  const direct = (reader) => page.evaluate(({ entry, reader }) => new Promise((ok, fail) => {
     const w = new Worker('./tensorpeek-worker_loader.js');
     w.onmessage = (e) => {
       if (e.data.kind === 'ready') {
-        w.postMessage({ scan: { file: document.getElementById('direct-input').files[0], entry, sha256, chunk: 0, slices: reader === 'slices' } });
+        w.postMessage({ scan: { file: document.getElementById('direct-input').files[0], entry, sha256: true, chunk: 0, slices: reader === 'slices' } });
       } else if (e.data.kind === 'done') {
         w.terminate();
-        ok({ count: e.data.stats.count, sha256: e.data.stats.sha256, mean: e.data.stats.mean, bytesRead: e.data.bytesRead, reader: e.data.reader });
+        ok({ count: e.data.stats.count, sha256: e.data.stats.sha256, mean: e.data.stats.mean, bytesRead: e.data.bytesRead });
       } else if (e.data.kind === 'error') {
         w.terminate();
         fail(new Error(e.data.message));
       }
     };
-  });
-  const direct = (reader, sha256 = true) => page.evaluate(directScan, { entry, reader, sha256 });
+  }), { entry, reader });
   const byob = await direct(undefined);
   const slices = await direct('slices');
   assert.equal(byob.sha256, crypto.createHash('sha256').update(data).digest('hex'));
   assert.deepEqual(slices, byob);
-  // Without SHA-256 (the default) the range is read by the nested reader (www/reader.js,
-  // 3 chunks, the last one partial) on another thread: the same numbers.
-  const nested = await direct(undefined, false);
-  assert.equal(nested.reader, 'nested reader');
-  assert.deepEqual({ ...nested, sha256: null, reader: null }, { ...byob, sha256: null, reader: null });
-  assert.equal(byob.reader, 'values worker', 'with SHA-256 the values worker reads (its buffers go to the hasher)');
-  // Where the reader cannot start (a copy of the page without its script: Playwright's
-  // routes do not reach a nested worker's requests), the values worker reads the range
-  // itself, and says why.
-  const bare = path.join(OUT, 'dist-without-reader');
-  fs.rmSync(bare, { recursive: true, force: true });
-  fs.cpSync(DIST, bare, { recursive: true });
-  fs.rmSync(path.join(bare, 'reader.js'));
-  const other = await serve(bare);
-  const second = await openPage(env.browser, other.url);
-  await addFileInput(second.page, 'direct-input', file);
-  const alone = await second.page.evaluate(directScan, { entry, reader: undefined, sha256: false });
-  assert.match(alone.reader, /^values worker \(no nested reader: /);
-  assert.deepEqual({ ...alone, reader: null }, { ...nested, reader: null });
-  await second.context.close();
-  await other.close();
   assert.equal(byob.count, shape[0] * shape[1]);
   assert.equal(byob.bytesRead, data.length);
   assert.equal(byob.mean, Number(await value(page, 'v-mean')));
