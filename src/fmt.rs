@@ -131,6 +131,17 @@ pub fn signed(n: i128) -> String {
     }
 }
 
+/// "a, b, c" — or "a, b, c and 12 more" when `others` (every other tensor over the same
+/// storage) exceeds the names listed.
+pub fn shared_with(names: &[String], others: usize) -> String {
+    let more = others.saturating_sub(names.len());
+    if more == 0 {
+        names.join(", ")
+    } else {
+        format!("{} and {} more", names.join(", "), thousands(more as u64))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,16 +171,5 @@ mod tests {
         assert_eq!(signed(0), "0");
         assert_eq!(float(500000.0), "500,000");
         assert_eq!(float(0.5), "0.5");
-    }
-}
-
-/// "a, b, c" — or "a, b, c and 12 more" when `others` (every other tensor over the same
-/// storage) exceeds the names listed.
-pub fn shared_with(names: &[String], others: usize) -> String {
-    let more = others.saturating_sub(names.len());
-    if more == 0 {
-        names.join(", ")
-    } else {
-        format!("{} and {} more", names.join(", "), thousands(more as u64))
     }
 }
