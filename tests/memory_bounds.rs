@@ -132,6 +132,11 @@ fn case_within(label: &str, name: &str, bytes: Vec<u8>, expect: &[tensorpeek::er
     Ok(line)
 }
 
+/// `head`, then `unit` `n` times, then `tail`: a pickle of one opcode sequence repeated.
+fn repeated(head: &[u8], unit: &[u8], n: usize, tail: &[u8]) -> Vec<u8> {
+    [head, &unit.repeat(n), tail].concat()
+}
+
 /// An io::Write that counts.
 struct Counter(u64);
 
@@ -288,11 +293,7 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     // Pickle-based files (read whole: the pickle is the header). The shapes of stream that
     // make one value, one import, one memo entry or one finding per few bytes: within
     // `pickle_bound` (64×), not yet issue 12's 4×.
-    let mut p = b"\x80\x02(".to_vec();
-    for _ in 0..2_000_000 {
-        p.extend_from_slice(b"K\x01");
-    }
-    p.extend_from_slice(b"l.");
+    let p = repeated(b"\x80\x02(", b"K\x01", 2_000_000, b"l.");
     run(case_within("pickle, 2,000,000 small ints in one list", "ints.pkl", p, &[], pickle_bound));
     let mut p = b"\x80\x02".to_vec();
     for i in 0..200_000 {
@@ -300,11 +301,7 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     }
     p.extend_from_slice(b"N.");
     run(case_within("pickle, 200,000 distinct imports", "imports.pkl", p, &[], pickle_bound));
-    let mut p = b"\x80\x02".to_vec();
-    for _ in 0..200_000 {
-        p.extend_from_slice(b"cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R0");
-    }
-    p.extend_from_slice(b"N.");
+    let p = repeated(b"\x80\x02", b"cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R0", 200_000, b"N.");
     run(case_within("pickle, os.system called 200,000 times", "calls.pkl", p, &[], pickle_bound));
     let mut p = b"\x80\x02".to_vec();
     for i in 0..500_000u32 {
@@ -318,11 +315,7 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     }
     p.extend_from_slice(b"N.");
     run(case_within("pickle, 500,000 memoized strings", "memo.pkl", p, &[], pickle_bound));
-    let mut p = b"\x80\x02".to_vec();
-    for _ in 0..1_000_000 {
-        p.extend_from_slice(b"]q\x00h\x00a");
-    }
-    p.extend_from_slice(b".");
+    let p = repeated(b"\x80\x02", b"]q\x00h\x00a", 1_000_000, b".");
     run(case_within("pickle, a list appended to itself 1,000,000 times", "self.pkl", p, &[], pickle_bound));
 
     // JSON companions, read whole: a tokenizer.json with 300,000 special tokens and an

@@ -1458,14 +1458,10 @@ fn inventory(
         // placed past its storage's data is shown where that data ends (its storage offset
         // stays in the layout columns), not past the end of the file.
         let start = match (extent, &p) {
-            (Some(0), Some(p)) => {
-                let data_end = p.data.checked_add(p.bytes);
-                match (start, data_end) {
-                    (Some(st), Some(e)) if st > e => Some(e),
-                    (None, e) => e,
-                    (st, _) => st,
-                }
-            }
+            (Some(0), Some(p)) => match (start, p.data.checked_add(p.bytes)) {
+                (Some(st), Some(end)) => Some(st.min(end)),
+                (st, end) => st.or(end),
+            },
             _ => start,
         };
         let span = if contiguous { params } else { extent };
