@@ -686,7 +686,8 @@ fn torch_checks(i: &torch::Inspection, file_len: u64) -> Check {
         return Err(format!("{} opcodes walked, more than MAX_OPCODES", i.opcodes));
     }
     let globals = |v: GlobalVerdict| i.safety.globals.iter().filter(|g| g.verdict == v).count() as u64;
-    let (dangerous, unknown) = (globals(GlobalVerdict::Dangerous), globals(GlobalVerdict::Unknown));
+    let more = i.safety.more_globals;
+    let (dangerous, unknown) = (globals(GlobalVerdict::Dangerous) + more.dangerous, globals(GlobalVerdict::Unknown) + more.unknown);
     let verdict = i.safety.verdict;
     if (verdict == Verdict::Dangerous) != (dangerous > 0) {
         return Err(format!("verdict {} with {dangerous} dangerous imports", verdict.name()));

@@ -8,6 +8,7 @@
 
 use crate::error::Finding;
 use crate::formats::gguf::{GgufFile, Value, ValueJson};
+use crate::formats::pickle::eval::MoreGlobals;
 use crate::formats::pickle::{GlobalVerdict, Verdict as SafetyVerdict};
 use crate::formats::torch::{self, TorchFile};
 use crate::formats::{Inspection, Parsed};
@@ -144,12 +145,16 @@ impl TensorLayout {
     }
 }
 
-/// A pickle-based file's `safety` object: the verdict and every import the pickle would
-/// perform, in opcode order.
+/// A pickle-based file's `safety` object: the verdict and every distinct import the
+/// pickle would perform, in opcode order (each at its first occurrence, with its count).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SafetyReport {
     pub verdict: SafetyVerdict,
     pub globals: Vec<GlobalReport>,
+    /// Imports past the first `MAX_GLOBALS` distinct ones, counted by verdict (absent when
+    /// none).
+    #[serde(skip_serializing_if = "MoreGlobals::is_empty")]
+    pub more_globals: MoreGlobals,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -164,6 +169,8 @@ pub struct GlobalReport {
     pub member: Option<String>,
     pub verdict: GlobalVerdict,
     pub why: String,
+    /// How many times the pickle performs this import (`offset` is the first).
+    pub count: u64,
 }
 
 /// What a file's safety verdict means, in one sentence for a person (the CLI's block and
@@ -193,8 +200,10 @@ impl SafetyReport {
                     member: g.member.clone(),
                     verdict: g.verdict,
                     why: g.why.clone(),
+                    count: g.count,
                 })
                 .collect(),
+            more_globals: s.more_globals,
         }
     }
 }

@@ -29,6 +29,8 @@ const ALSO_LIMITS: &[&str] = &[
     "SPECIAL_TOKENS_SHOWN",
     "HASH_AHEAD",
     "PROGRESS_INTERVAL_MS",
+    "MEMORY_PER_BYTE",
+    "MEMORY_SLACK",
 ];
 
 fn is_limit(name: &str) -> bool {

@@ -7,112 +7,9 @@
 use std::time::Instant;
 use tensorpeek::formats::pickle::{walk, Context};
 
-/// A protocol 2 pickle laid out exactly as torch's `data.pkl` of a state dict (compare
-/// `python -m pickletools` on a real one): an OrderedDict of `n` tensors, each
-/// `_rebuild_tensor_v2(('storage', FloatStorage, key, 'cpu', numel), 0, size, stride,
-/// False, OrderedDict())`, every object BINPUT once and shared ones (the rebuild
-/// function, 'storage', the storage class, 'cpu', OrderedDict) fetched again with BINGET /
-/// LONG_BINGET, as CPython's pickler writes them.
-fn state_dict_pickle(n: usize) -> Vec<u8> {
-    let mut p = b"\x80\x02}".to_vec();
-    let mut memo = 0u32;
-    let put = |p: &mut Vec<u8>, memo: &mut u32| -> u32 {
-        if *memo < 256 {
-            p.extend_from_slice(&[b'q', *memo as u8]);
-        } else {
-            p.push(b'r');
-            p.extend_from_slice(&memo.to_le_bytes());
-        }
-        *memo += 1;
-        *memo - 1
-    };
-    let get = |p: &mut Vec<u8>, i: u32| {
-        if i < 256 {
-            p.extend_from_slice(&[b'h', i as u8]);
-        } else {
-            p.push(b'j');
-            p.extend_from_slice(&i.to_le_bytes());
-        }
-    };
-    let binunicode = |p: &mut Vec<u8>, s: &str| {
-        p.push(b'X');
-        p.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        p.extend_from_slice(s.as_bytes());
-    };
-    put(&mut p, &mut memo);
-    p.push(b'(');
-    // memo slots of the shared objects, once written
-    let (mut rebuild, mut storage, mut class, mut cpu, mut odict) = (None, None, None, None, None);
-    for k in 0..n {
-        if k > 0 && k % 1000 == 0 {
-            p.extend_from_slice(b"u("); // SETITEMS every 1000 items, as pickle batches
-        }
-        binunicode(&mut p, &format!("model.layers.{}.mlp.gate_proj.weight", k));
-        put(&mut p, &mut memo);
-        match rebuild {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n");
-                rebuild = Some(put(&mut p, &mut memo));
-            }
-        }
-        p.extend_from_slice(b"((");
-        match storage {
-            Some(i) => get(&mut p, i),
-            None => {
-                binunicode(&mut p, "storage");
-                storage = Some(put(&mut p, &mut memo));
-            }
-        }
-        match class {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ctorch\nFloatStorage\n");
-                class = Some(put(&mut p, &mut memo));
-            }
-        }
-        binunicode(&mut p, &k.to_string());
-        put(&mut p, &mut memo);
-        match cpu {
-            Some(i) => get(&mut p, i),
-            None => {
-                binunicode(&mut p, "cpu");
-                cpu = Some(put(&mut p, &mut memo));
-            }
-        }
-        p.push(b'J');
-        p.extend_from_slice(&(4096i32 * 11008).to_le_bytes());
-        p.push(b't');
-        put(&mut p, &mut memo);
-        p.extend_from_slice(b"QK\x00");
-        p.push(b'M');
-        p.extend_from_slice(&4096u16.to_le_bytes());
-        p.push(b'M');
-        p.extend_from_slice(&11008u16.to_le_bytes());
-        p.push(0x86);
-        put(&mut p, &mut memo);
-        p.push(b'M');
-        p.extend_from_slice(&11008u16.to_le_bytes());
-        p.extend_from_slice(b"K\x01\x86");
-        put(&mut p, &mut memo);
-        p.push(0x89);
-        match odict {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ccollections\nOrderedDict\n");
-                odict = Some(put(&mut p, &mut memo));
-            }
-        }
-        p.extend_from_slice(b")R");
-        put(&mut p, &mut memo);
-        p.push(b't');
-        put(&mut p, &mut memo);
-        p.push(b'R');
-        put(&mut p, &mut memo);
-    }
-    p.extend_from_slice(b"u.");
-    p
-}
+#[path = "support/state_dict.rs"]
+mod state_dict;
+use state_dict::state_dict_pickle;
 
 /// Nanoseconds this thread has run on a CPU (Linux `/proc/thread-self/schedstat`), so
 /// the rate does not depend on how busy the shared machine is; `None` elsewhere.
@@ -140,6 +37,21 @@ fn check(data: &[u8], n: usize) {
 fn small_synthetic_pickle_walks() {
     let data = state_dict_pickle(2500);
     check(&data, 2500);
+}
+
+/// A state dict as torch.save writes it stays far inside the walk's memory budget: it
+/// holds under half of `MEMORY_PER_BYTE` per byte of its pickle (so real files are never
+/// stopped by it), counted as the walker counts (capacities, not lengths).
+#[test]
+fn a_state_dict_holds_under_half_the_memory_budget() {
+    use tensorpeek::formats::pickle::eval::MEMORY_PER_BYTE;
+    let data = state_dict_pickle(20_000);
+    let w = walk(&data, &Context { torch: true, ..Context::default() });
+    assert!(w.findings.is_empty(), "{:?}", w.findings.first());
+    let per_byte = w.held as f64 / data.len() as f64;
+    println!("{} bytes of pickle, {} held: {per_byte:.2} per byte", data.len(), w.held);
+    assert!(per_byte > 2.0, "the count sees the values ({per_byte:.2} per byte)");
+    assert!(per_byte < MEMORY_PER_BYTE as f64 / 2.0, "{per_byte:.2} per byte of {MEMORY_PER_BYTE}");
 }
 
 #[test]

@@ -228,9 +228,10 @@ fn every_fixture_through_the_driver_matches_the_reference_tools() {
             keys.sort();
             assert_eq!(
                 keys,
-                ["member", "module", "name", "offset", "opcode", "verdict", "why"],
+                ["count", "member", "module", "name", "offset", "opcode", "verdict", "why"],
                 "{name}"
             );
+            assert!(g["count"].as_u64().is_some_and(|n| n >= 1), "{name}: {g}");
             assert!(["allowed", "unknown", "dangerous"].contains(&g["verdict"].as_str().unwrap()));
         }
         if i.format != Format::Unknown {

@@ -233,7 +233,6 @@ const SAFETY_RULE: usize = 72;
 /// import the pickle would perform.
 fn print_safety(t: &TorchFile) {
     let s = &t.inspection.safety;
-    let count = |v: GlobalVerdict| s.globals.iter().filter(|g| g.verdict == v).count();
     let mark = if s.verdict == SafetyVerdict::Safe { '-' } else { '!' };
     let rule: String = std::iter::repeat_n(mark, SAFETY_RULE).collect();
     println!("  {rule}");
@@ -252,13 +251,7 @@ fn print_safety(t: &TorchFile) {
     if !line.is_empty() {
         println!("  {mark} {line}");
     }
-    println!(
-        "  {mark} {} import(s): {} dangerous, {} unknown, {} allowed",
-        s.globals.len(),
-        count(GlobalVerdict::Dangerous),
-        count(GlobalVerdict::Unknown),
-        count(GlobalVerdict::Allowed)
-    );
+    println!("  {mark} {}", s.summary());
     println!("  {rule}");
     if !s.globals.is_empty() {
         println!("  imports (in opcode order):");
@@ -273,7 +266,8 @@ fn print_safety(t: &TorchFile) {
                 GlobalVerdict::Allowed => "allowed",
             };
             let member = g.member.as_deref().map_or_else(String::new, |m| format!(" in {m}"));
-            println!("    {verdict:<9}  {what}  ({} at byte {}{member}): {}", g.opcode, thousands(g.offset), g.why);
+            let times = if g.count > 1 { format!(" ×{}", thousands(g.count)) } else { String::new() };
+            println!("    {verdict:<9}  {what}{times}  ({} at byte {}{member}): {}", g.opcode, thousands(g.offset), g.why);
         }
     }
 }

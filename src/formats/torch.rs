@@ -33,7 +33,7 @@
 
 use crate::error::{Code, Finding};
 use crate::formats::npy;
-use crate::formats::pickle::eval::{self, Context, End, GlobalRef, StorageRef, Value, Walk};
+use crate::formats::pickle::eval::{self, Context, End, GlobalRef, MoreGlobals, StorageRef, Value, Walk, MAX_GLOBALS};
 use crate::formats::pickle::safety::{GlobalVerdict, Verdict};
 use crate::formats::zip;
 use serde::{Deserialize, Serialize};
@@ -98,7 +98,35 @@ impl Container {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Safety {
     pub verdict: Verdict,
+    /// Each distinct import, at its first occurrence (with how often it is performed).
     pub globals: Vec<GlobalRef>,
+    /// Imports past the listing cap (`pickle::eval::MAX_GLOBALS`), counted by verdict.
+    pub more_globals: MoreGlobals,
+}
+
+impl Safety {
+    /// The imports in one sentence: distinct ones by verdict, how often they are performed,
+    /// and those past the listing cap (the CLI's block and the page's card say the same).
+    pub fn summary(&self) -> String {
+        let count = |v: GlobalVerdict| self.globals.iter().filter(|g| g.verdict == v).count();
+        let performed = self.globals.iter().fold(0u64, |n, g| n.saturating_add(g.count));
+        let mut out = format!(
+            "{} distinct import(s), performed {} time(s): {} dangerous, {} unknown, {} allowed",
+            self.globals.len(),
+            performed,
+            count(GlobalVerdict::Dangerous),
+            count(GlobalVerdict::Unknown),
+            count(GlobalVerdict::Allowed)
+        );
+        let m = &self.more_globals;
+        if !m.is_empty() {
+            out.push_str(&format!(
+                "; {} more past the first {MAX_GLOBALS} distinct ones, counted only: {} dangerous, {} unknown",
+                m.count, m.dangerous, m.unknown
+            ));
+        }
+        out
+    }
 }
 
 /// One tensor of the inventory.
@@ -372,6 +400,7 @@ impl Reader {
             safety: Safety {
                 verdict: Verdict::Error,
                 globals: Vec::new(),
+                more_globals: MoreGlobals::default(),
             },
             findings: Vec::new(),
             opcodes: 0,
@@ -457,6 +486,10 @@ impl Reader {
                         .at(at),
                     );
                 }
+            }
+            if ctx.torch {
+                // a torch pickle's values serve only to name its tensors
+                w.settle();
             }
             self.walks.insert(start, w);
         }
@@ -1200,14 +1233,15 @@ impl Reader {
                 (Some(m), Some(n)) => format!("{m}.{n}"),
                 _ => "an import computed at run time".to_string(),
             };
+            let times = if g.count > 1 { format!(" ({} times)", g.count) } else { String::new() };
             let f = match g.verdict {
                 GlobalVerdict::Dangerous => Finding::error(
                     Code::DangerousGlobal,
-                    format!("{} {what}: {}", g.opcode, g.why),
+                    format!("{} {what}{times}: {}", g.opcode, g.why),
                 ),
                 GlobalVerdict::Unknown => Finding::warning(
                     Code::UnknownGlobal,
-                    format!("{} {what}: {}", g.opcode, g.why),
+                    format!("{} {what}{times}: {}", g.opcode, g.why),
                 ),
                 GlobalVerdict::Allowed => continue,
             };
@@ -1217,10 +1251,27 @@ impl Reader {
             };
             i.findings.push(f.at(g.offset));
         }
+        // imports past the listing cap: counted as the capped findings are (`more`)
+        let more = i.safety.more_globals;
+        for (code, n, error) in [(Code::DangerousGlobal, more.dangerous, true), (Code::UnknownGlobal, more.unknown, false)] {
+            if n > 0 {
+                let msg = format!("… and {} more {code} imports past the first {MAX_GLOBALS} distinct ones listed", n);
+                let mut f = if error { Finding::error(code, msg) } else { Finding::warning(code, msg) };
+                f.more = n;
+                i.findings.push(f);
+            }
+        }
         // several walks (a legacy file's five, an .npz's object arrays) and an import each:
         // bounded per code like every file's findings (found by fuzzing)
         crate::error::cap_findings(&mut i.findings);
-        let any = |v: GlobalVerdict| i.safety.globals.iter().any(|g| g.verdict == v);
+        let any = |v: GlobalVerdict| {
+            let more = match v {
+                GlobalVerdict::Dangerous => more.dangerous,
+                GlobalVerdict::Unknown => more.unknown,
+                GlobalVerdict::Allowed => 0,
+            };
+            more > 0 || i.safety.globals.iter().any(|g| g.verdict == v)
+        };
         let errors = i
             .findings
             .iter()
@@ -1243,6 +1294,7 @@ fn absorb(i: &mut Inspection, w: &Walk) {
     i.opcodes = i.opcodes.saturating_add(w.opcodes);
     i.findings.extend(w.findings.iter().cloned());
     i.safety.globals.extend(w.globals.iter().cloned());
+    i.safety.more_globals.add(&w.more_globals);
 }
 
 /// Where a storage's bytes are.
@@ -1406,9 +1458,16 @@ fn inventory(
     w: &Walk,
     place: &dyn Fn(&StorageRef) -> Option<StoragePlace>,
 ) -> (Vec<Tensor>, Vec<Finding>) {
-    let (named, mut findings) = w.named_tensors();
+    let fresh;
+    let (named, mut findings) = match &w.settled {
+        Some((n, f)) => (n, f.clone()),
+        None => {
+            fresh = w.named_tensors();
+            (&fresh.0, fresh.1.clone())
+        }
+    };
     let mut out: Vec<Tensor> = Vec::with_capacity(named.len());
-    for nt in &named {
+    for nt in named {
         let Some(t) = w.tensors.get(nt.tensor as usize) else {
             continue;
         };

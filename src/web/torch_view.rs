@@ -56,7 +56,6 @@ pub fn safety_card(p: &SafetyProps) -> Html {
         return html! {};
     };
     let s = &t.inspection.safety;
-    let count = |v: GlobalVerdict| s.globals.iter().filter(|g| g.verdict == v).count();
     let alarm = matches!(s.verdict, Verdict::Dangerous | Verdict::Error);
     let icon = match s.verdict {
         Verdict::Safe => "✓",
@@ -74,8 +73,7 @@ pub fn safety_card(p: &SafetyProps) -> Html {
             </h3>
             <p class="safety-meaning" data-testid="safety-meaning">{ format!("{}.", capitalized(safety_meaning(s.verdict))) }</p>
             <p class="dim">
-                { format!("{} import(s) in the pickle: {} dangerous, {} unknown, {} allowed. Read without running anything: the pickle's opcodes were walked, nothing was imported or called.",
-                    s.globals.len(), count(GlobalVerdict::Dangerous), count(GlobalVerdict::Unknown), count(GlobalVerdict::Allowed)) }
+                { format!("{}. Read without running anything: the pickle's opcodes were walked, nothing was imported or called.", capitalized(&s.summary())) }
             </p>
             if !s.globals.is_empty() {
                 <div class="scroll">
@@ -84,6 +82,7 @@ pub fn safety_card(p: &SafetyProps) -> Html {
                             <th scope="col">{ "Verdict" }</th>
                             <th scope="col">{ "Import" }</th>
                             <th scope="col">{ "Opcode" }</th>
+                            <th scope="col" class="n" title="How many times the pickle performs this import">{ "Times" }</th>
                             <th scope="col" class="n">{ "Offset" }</th>
                             <th scope="col">{ "Member" }</th>
                             <th scope="col">{ "Why" }</th>
@@ -100,6 +99,7 @@ pub fn safety_card(p: &SafetyProps) -> Html {
                                         <td class="g-verdict">{ global_name(g.verdict) }</td>
                                         <td><code>{ what }</code></td>
                                         <td><code>{ g.opcode }</code></td>
+                                        <td class="n mono" data-testid="global-count">{ fmt::thousands(g.count) }</td>
                                         <td class="n mono">{ fmt::thousands(g.offset) }</td>
                                         <td><code>{ g.member.clone().unwrap_or_else(|| "—".into()) }</code></td>
                                         <td class="why">{ g.why.clone() }</td>

@@ -6,7 +6,7 @@
 //! symbolic [`Obj::Instance`], except for the few torch/collections/_codecs functions
 //! whose meaning is fixed by the format (tensor rebuilds, `OrderedDict`, `_codecs.encode`).
 //!
-//! Objects live in an arena (`Vec<Obj>`) and values refer to them by index, so DUP / GET
+//! Objects live in an arena (a [`Chunked`] vector of [`Obj`]) and values refer to them by index, so DUP / GET
 //! are O(1), mutation through the memo is shared as in Python, and cycles are harmless.
 //! Every container item was pushed by one opcode, so memory is O(opcodes), and the opcode
 //! count is bounded.
@@ -50,6 +50,23 @@ pub const MAX_NAME_BYTES: usize = 1024;
 /// walked or copied (`PickleLimit`). Real files use a few items per call and nest no
 /// pickles (obfuscated malware does, once or twice).
 pub const WORK_BUDGET_PER_BYTE: u64 = 16;
+/// Symbolic values a walk may hold, per byte of the walked stream, plus
+/// [`MEMORY_SLACK`]: the stack, the arena's objects and container items, the memo, kept
+/// strings, import records, storages and tensors, as counted by the walker (heap
+/// overhead and vectors' spare capacity come on top). A state dict laid out as
+/// torch.save writes it holds ~10 per byte (measured: `tests/memory_bounds.rs`, a
+/// 100,000-tensor `data.pkl`); a stream of one-byte opcodes that each push a value or
+/// make an empty list could hold 24–56. Past the budget the walk stops (`PickleLimit`)
+/// and the rest of the stream is only scanned for the imports it names.
+pub const MEMORY_PER_BYTE: u64 = 20;
+/// What any walk may hold whatever its length (small files with big containers).
+pub const MEMORY_SLACK: u64 = 16 << 20;
+/// Distinct imports listed per walk beyond the ones that cannot be numerous (allowed ones,
+/// and the callables the walker follows): real files import a few dozen things; one
+/// crafted to import 200,000 distinct names made a record and an explanation each. Past
+/// this the imports are counted by verdict ([`MoreGlobals`]), never dropped from the
+/// verdict.
+pub const MAX_GLOBALS: usize = 4096;
 
 /// A symbolic value.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +183,29 @@ pub struct GlobalRef {
     pub written: Option<(String, String)>,
     /// 0 for the file's own pickle, 1 for a pickle nested in it, …
     pub nesting: u32,
+    /// How many times the stream performs this import (same module, name, opcode and
+    /// nesting); `offset` is the first.
+    pub count: u64,
+}
+
+/// Imports past [`MAX_GLOBALS`], counted by verdict (occurrences, not distinct names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoreGlobals {
+    pub count: u64,
+    pub dangerous: u64,
+    pub unknown: u64,
+}
+
+impl MoreGlobals {
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn add(&mut self, o: &MoreGlobals) {
+        self.count = self.count.saturating_add(o.count);
+        self.dangerous = self.dangerous.saturating_add(o.dangerous);
+        self.unknown = self.unknown.saturating_add(o.unknown);
+    }
 }
 
 /// An opcode's name, one of the table's. A named type so that serde's derive does not
@@ -225,7 +265,10 @@ pub enum End {
 /// Everything a walk learned.
 #[derive(Debug)]
 pub struct Walk {
+    /// Each distinct import, at its first occurrence, in opcode order.
     pub globals: Vec<GlobalRef>,
+    /// Imports past [`MAX_GLOBALS`].
+    pub more_globals: MoreGlobals,
     pub storages: Vec<StorageRef>,
     pub tensors: Vec<TensorRef>,
     pub findings: Vec<Finding>,
@@ -233,10 +276,15 @@ pub struct Walk {
     pub opcodes: u64,
     /// The highest PROTO seen (0 when none).
     pub proto: u8,
+    /// Bytes of symbolic values the walk held at its end, as counted against
+    /// [`MEMORY_PER_BYTE`].
+    pub held: u64,
     pub end: End,
     /// The value STOP returned.
     pub root: Value,
-    pub arena: Vec<Obj>,
+    pub arena: Chunked<Obj>,
+    /// The tensors named, once [`Walk::settle`] has named them and let the values go.
+    pub settled: Option<(Vec<NamedTensor>, Vec<Finding>)>,
 }
 
 /// What a walk is told about where its bytes are.
@@ -254,11 +302,17 @@ pub struct Context {
 pub fn walk(data: &[u8], ctx: &Context) -> Walk {
     let mut sink = Sink {
         globals: Vec::new(),
+        global_index: HashMap::new(),
+        more_globals: MoreGlobals::default(),
         findings: Vec::new(),
         opcodes: 0,
         walked: std::collections::HashSet::new(),
         budget: WORK_BUDGET_PER_BYTE.saturating_mul(data.len() as u64),
         exhausted: false,
+        held: 0,
+        memory: MEMORY_PER_BYTE
+            .saturating_mul(data.len() as u64)
+            .saturating_add(MEMORY_SLACK),
     };
     let mut m = Machine::new(data, ctx, 0, &mut sink);
     let end = m.run();
@@ -278,14 +332,76 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
     cap_findings(&mut findings);
     Walk {
         globals: sink.globals,
+        more_globals: sink.more_globals,
         storages,
         tensors,
         findings,
         opcodes: sink.opcodes,
         proto,
+        held: sink.held,
         end,
         root,
         arena,
+        settled: None,
+    }
+}
+
+/// Slots per chunk of a [`Chunked`] vector.
+const CHUNK: usize = 1 << 14;
+
+/// A vector in fixed chunks: growing never copies what it holds and never leaves more than
+/// one chunk unused. Written here because the arena and the memo of a big pickle were
+/// most of its walk's peak as `Vec`s: a doubling vector holds up to twice its length and,
+/// while it moves, its old and new blocks at once (3× its length for a moment).
+#[derive(Clone, Debug)]
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new(), len: 0 }
+    }
+}
+
+impl<T> Chunked<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Slots allocated (every chunk but the last is full, and holds exactly `CHUNK`).
+    pub fn capacity(&self) -> usize {
+        match self.chunks.last() {
+            Some(last) => (self.chunks.len() - 1) * CHUNK + last.capacity(),
+            None => 0,
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i / CHUNK)?.get(i % CHUNK)
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.chunks.get_mut(i / CHUNK)?.get_mut(i % CHUNK)
+    }
+
+    pub fn push(&mut self, v: T) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => c.push(v),
+            _ => {
+                // the first chunk grows as a vector does (small pickles stay small; doubling
+                // from 4 reaches `CHUNK` exactly); the others are allocated whole
+                let mut c = if self.chunks.is_empty() { Vec::new() } else { Vec::with_capacity(CHUNK) };
+                c.push(v);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
     }
 }
 
@@ -293,7 +409,7 @@ pub fn walk(data: &[u8], ctx: &Context) -> Walk {
 /// other index a file may name (so a lying index never makes us allocate up to it).
 #[derive(Default)]
 struct Memo {
-    dense: Vec<Option<Value>>,
+    dense: Chunked<Option<Value>>,
     sparse: HashMap<u64, Value>,
     len: usize,
 }
@@ -319,7 +435,9 @@ impl Memo {
             let i = idx as usize;
             if i >= self.dense.len() {
                 let from = self.dense.len() as u64;
-                self.dense.resize(i + 1, None);
+                while self.dense.len() <= i {
+                    self.dense.push(None);
+                }
                 if !self.sparse.is_empty() {
                     // entries stored sparse before the dense part reached them move over
                     for k in from..=idx {
@@ -347,8 +465,14 @@ impl Memo {
     }
 }
 
+/// An import's identity: module, name, opcode and nesting.
+type GlobalKey = (Option<String>, Option<String>, &'static str, u32);
+
 struct Sink {
     globals: Vec<GlobalRef>,
+    /// Where each listed import is in `globals`.
+    global_index: HashMap<GlobalKey, u32>,
+    more_globals: MoreGlobals,
     findings: Vec<Finding>,
     opcodes: u64,
     /// Nested pickles of the file already walked (absolute offset, length).
@@ -357,7 +481,19 @@ struct Sink {
     budget: u64,
     /// Whether the budget ran out (said once).
     exhausted: bool,
+    /// Bytes of symbolic values held, as counted ([`MEMORY_PER_BYTE`]).
+    held: u64,
+    /// What `held` may reach.
+    memory: u64,
 }
+
+impl Sink {
+    fn hold(&mut self, bytes: usize) {
+        self.held = self.held.saturating_add(bytes as u64);
+    }
+}
+
+const VALUE: usize = std::mem::size_of::<Value>();
 
 struct Machine<'a, 's> {
     data: &'a [u8],
@@ -367,7 +503,7 @@ struct Machine<'a, 's> {
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: Memo,
-    arena: Vec<Obj>,
+    arena: Chunked<Obj>,
     storages: Vec<StorageRef>,
     storage_by_key: BTreeMap<Rc<str>, u32>,
     /// `module.name` of each global, made once (indexed like `sink.globals`).
@@ -561,13 +697,8 @@ impl<'a, 's> Machine<'a, 's> {
             marks: Vec::new(),
             // writers memoize about one object per 12 bytes of stream (torch's data.pkl:
             // ~13); sized from the bytes we hold, never from a count the file claims
-            memo: Memo {
-                dense: Vec::with_capacity(data.len() / 16),
-                ..Memo::default()
-            },
-            // every object costs at least one opcode byte; real pickles spend ~20 bytes per
-            // object, so this rarely grows and never exceeds the input's size in slots
-            arena: Vec::with_capacity(data.len() / 32),
+            memo: Memo::default(),
+            arena: Chunked::default(),
             storages: Vec::new(),
             storage_by_key: BTreeMap::new(),
             global_names: Vec::new(),
@@ -663,6 +794,38 @@ impl<'a, 's> Machine<'a, 's> {
                 return End::Failed;
             }
             self.pos = d.next;
+            let stack = (self.stack.capacity() as u64).saturating_mul(VALUE as u64);
+            if self.sink.held.saturating_add(stack) > self.sink.memory {
+                let at = self.here();
+                let msg = format!(
+                    "the walk holds more than {} bytes of symbolic values ({MEMORY_PER_BYTE} per byte of the stream + {} MiB): it stops here; the imports the rest of the stream names (GLOBAL, INST) are still listed",
+                    self.sink.memory,
+                    MEMORY_SLACK >> 20
+                );
+                self.finding(Finding::error(Code::PickleLimit, msg).at(at).field("pickle"));
+                self.scan_imports();
+                return End::Failed;
+            }
+        }
+    }
+
+    /// After the walk stopped: the imports that name themselves in the stream (GLOBAL,
+    /// INST), up to STOP or the first byte that is not an opcode. Nothing is pushed.
+    fn scan_imports(&mut self) {
+        while self.sink.opcodes < MAX_OPCODES {
+            let Ok(d) = ops::decode(self.data, self.pos) else { return };
+            self.sink.opcodes += 1;
+            match (d.info.op, d.arg) {
+                (Op::Stop, _) => return,
+                (Op::Global, Arg::Pair(m, n)) => {
+                    self.record(Some(text(m)), Some(text(n)), "GLOBAL", None);
+                }
+                (Op::Inst, Arg::Pair(m, n)) => {
+                    self.record(Some(text(m)), Some(text(n)), "INST", None);
+                }
+                _ => {}
+            }
+            self.pos = d.next;
         }
     }
 
@@ -699,8 +862,19 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn new_obj(&mut self, o: Obj) -> Value {
+        // held: the container's capacity (not its length: a vector's spare room is memory
+        // too) and the arena's growth
+        let extra = match &o {
+            Obj::List(v) | Obj::Tuple(v) | Obj::Set(v) => v.capacity() * VALUE,
+            Obj::Dict(d) => d.capacity() * 2 * VALUE,
+            Obj::Instance(_) => std::mem::size_of::<Instance>(),
+            Obj::Storage(_) | Obj::Tensor(_) => 0,
+        };
         let id = u32::try_from(self.arena.len()).unwrap_or(u32::MAX);
+        let before = self.arena.capacity();
         self.arena.push(o);
+        let grown = self.arena.capacity().saturating_sub(before);
+        self.sink.hold(grown * std::mem::size_of::<Obj>() + extra);
         Value::Obj(id)
     }
 
@@ -718,10 +892,12 @@ impl<'a, 's> Machine<'a, 's> {
         }
     }
 
-    fn string(&self, bytes: &[u8], decode: fn(&[u8]) -> String) -> Value {
+    fn string(&mut self, bytes: &[u8], decode: fn(&[u8]) -> String) -> Value {
         if bytes.len() > MAX_STRING_KEPT {
             return Value::LongStr(bytes.len() as u64);
         }
+        // the Rc's two counts and the text
+        self.sink.hold(16 + bytes.len());
         // ASCII reads the same in every decoding: one allocation
         if bytes.is_ascii() {
             if let Ok(s) = std::str::from_utf8(bytes) {
@@ -756,7 +932,11 @@ impl<'a, 's> Machine<'a, 's> {
         if self.memo.len() >= MAX_MEMO && self.memo.get(idx).is_none() {
             return Err(Stop::Limit(format!("the memo exceeds {MAX_MEMO} entries")));
         }
+        let (cap, sparse) = (self.memo.dense.capacity(), self.memo.sparse.len());
         self.memo.insert(idx, v);
+        let grown = self.memo.dense.capacity().saturating_sub(cap) * std::mem::size_of::<Option<Value>>()
+            + self.memo.sparse.len().saturating_sub(sparse) * 2 * VALUE;
+        self.sink.hold(grown);
         Ok(())
     }
 
@@ -1096,25 +1276,30 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn append(&mut self, new: Vec<Value>) -> Res<()> {
         let target = self.top()?.clone();
-        match self.obj_mut(&target) {
-            Some(Obj::List(v) | Obj::Set(v)) => v.extend(new),
-            Some(Obj::Instance(inst)) => inst.items.extend(new),
+        let grown = match self.obj_mut(&target) {
+            Some(Obj::List(v) | Obj::Set(v)) => grow(v, new),
+            Some(Obj::Instance(inst)) => grow(&mut inst.items, new),
             _ => return malformed("APPEND to something that is not a list"),
-        }
+        };
+        self.sink.hold(grown * VALUE);
         Ok(())
     }
 
     fn set_items(&mut self, new: Vec<(Value, Value)>) -> Res<()> {
         let target = self.top()?.clone();
-        match self.obj_mut(&target) {
-            Some(Obj::Dict(d)) => d.extend(new),
-            Some(Obj::Instance(inst)) => inst.entries.extend(new),
+        let grown = match self.obj_mut(&target) {
+            Some(Obj::Dict(d)) => grow(d, new),
+            Some(Obj::Instance(inst)) => grow(&mut inst.entries, new),
             _ => return malformed("SETITEM on something that is not a dict"),
-        }
+        };
+        self.sink.hold(grown * 2 * VALUE);
         Ok(())
     }
 
-    /// Records an import and returns the value it pushes.
+    /// Records an import and returns the value it pushes: the same import again (module,
+    /// name, opcode, nesting) is counted on its first record; past [`MAX_GLOBALS`] distinct
+    /// ones, an import the walker neither allows nor follows is counted by verdict only
+    /// (and pushes an unknown object).
     fn record(
         &mut self,
         module: Option<String>,
@@ -1132,6 +1317,13 @@ impl<'a, 's> Machine<'a, 's> {
                     name = Some(n2);
                 }
             }
+        }
+        let key: GlobalKey = (module.clone(), name.clone(), opcode, self.nesting);
+        if let Some(&i) = self.sink.global_index.get(&key) {
+            if let Some(g) = self.sink.globals.get_mut(i as usize) {
+                g.count = g.count.saturating_add(1);
+            }
+            return Value::Global(i);
         }
         let (verdict, why) = match (&module, &name, note) {
             (Some(m), Some(n), _) => {
@@ -1156,7 +1348,30 @@ impl<'a, 's> Machine<'a, 's> {
                 ),
             ),
         };
+        let followed = match (&module, &name) {
+            (Some(m), Some(n)) => known(m, n).is_some(),
+            _ => false,
+        };
+        if self.sink.globals.len() >= MAX_GLOBALS && verdict != GlobalVerdict::Allowed && !followed {
+            let more = &mut self.sink.more_globals;
+            more.count = more.count.saturating_add(1);
+            match verdict {
+                GlobalVerdict::Dangerous => more.dangerous = more.dangerous.saturating_add(1),
+                GlobalVerdict::Unknown => more.unknown = more.unknown.saturating_add(1),
+                GlobalVerdict::Allowed => {}
+            }
+            return Value::Unknown;
+        }
+        let strings = |o: &Option<String>| o.as_ref().map_or(0, String::len);
+        let held = std::mem::size_of::<GlobalRef>()
+            + std::mem::size_of::<GlobalKey>()
+            + 2 * (strings(&module) + strings(&name))
+            + why.len()
+            + written.as_ref().map_or(0, |(m, n)| m.len() + n.len());
+        self.sink.hold(held);
         let offset = self.here();
+        let id = u32::try_from(self.sink.globals.len()).unwrap_or(u32::MAX);
+        self.sink.global_index.insert(key, id);
         self.sink.globals.push(GlobalRef {
             module,
             name,
@@ -1167,8 +1382,9 @@ impl<'a, 's> Machine<'a, 's> {
             why,
             written,
             nesting: self.nesting,
+            count: 1,
         });
-        Value::Global(u32::try_from(self.sink.globals.len() - 1).unwrap_or(u32::MAX))
+        Value::Global(id)
     }
 
     fn known_of(&self, v: &Value) -> Option<Known> {
@@ -1277,6 +1493,7 @@ impl<'a, 's> Machine<'a, 's> {
                     if !self.charge(s.len() as u64, at) {
                         return Ok(Value::Unknown);
                     }
+                    self.sink.hold(s.len());
                     let bytes: Option<Vec<u8>> =
                         s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                     Ok(bytes.map_or(Value::Unknown, |b| Value::OwnedBytes(Rc::from(b))))
@@ -1285,6 +1502,7 @@ impl<'a, 's> Machine<'a, 's> {
                     if !self.charge(s.len() as u64, at) {
                         return Ok(Value::Unknown);
                     }
+                    self.sink.hold(s.len());
                     Ok(Value::OwnedBytes(Rc::from(s.as_bytes())))
                 }
                 _ => Ok(generic(self, func, args)),
@@ -1371,6 +1589,7 @@ impl<'a, 's> Machine<'a, 's> {
             None
         };
         let id = u32::try_from(self.tensors.len()).ok()?;
+        self.sink.hold(std::mem::size_of::<TensorRef>() + 16 * (shape.len() + stride.len()));
         self.tensors.push(TensorRef {
             storage,
             storage_offset,
@@ -1424,6 +1643,7 @@ impl<'a, 's> Machine<'a, 's> {
         let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
         let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
         if id == next {
+            self.sink.hold(std::mem::size_of::<StorageRef>() + 2 * std::mem::size_of::<Rc<str>>());
             self.storages.push(StorageRef {
                 key,
                 type_name,
@@ -1554,6 +1774,13 @@ impl<'a, 's> Machine<'a, 's> {
     }
 }
 
+/// Extends `v` by `new`; how many slots its capacity grew by.
+fn grow<T>(v: &mut Vec<T>, new: Vec<T>) -> usize {
+    let before = v.capacity();
+    v.extend(new);
+    v.capacity().saturating_sub(before)
+}
+
 fn pairs(items: Vec<Value>) -> Res<Vec<(Value, Value)>> {
     if !items.len().is_multiple_of(2) {
         return malformed("an odd number of items for a dict");
@@ -1585,11 +1812,25 @@ pub struct NamedTensor {
 }
 
 impl Walk {
+    /// Names the tensors once and drops the symbolic values (the arena and the root), for a
+    /// walk nothing else will look into: a torch pickle's values are ~7 bytes per byte of
+    /// stream, its names far fewer, and the inventory is built after.
+    pub fn settle(&mut self) {
+        if self.settled.is_none() {
+            self.settled = Some(self.named_tensors());
+            self.arena = Chunked::default();
+            self.root = Value::Unknown;
+        }
+    }
+
     /// Every tensor reachable from the root, named by its key path: dict keys and list /
     /// tuple indices joined with `.`; an object's BUILD state and appended items count as
     /// its children. A tensor reached twice (the same object) is listed once, under its
-    /// first path. The root itself is named `""`.
+    /// first path. The root itself is named `""`. (A settled walk's, as named then.)
     pub fn named_tensors(&self) -> (Vec<NamedTensor>, Vec<Finding>) {
+        if let Some(s) = &self.settled {
+            return s.clone();
+        }
         let mut out = Vec::new();
         let mut findings = Vec::new();
         let mut seen_tensor = vec![false; self.tensors.len()];

@@ -221,3 +221,71 @@ fn pop_on_an_empty_mark_pops_the_mark() {
     let w = w(b"(0N.");
     assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
 }
+
+#[test]
+fn an_import_performed_again_is_counted_on_its_first_record() {
+    // os.system called three times, the import written each time; then once nested
+    let mut p = b"\x80\x02".to_vec();
+    for _ in 0..3 {
+        p.extend_from_slice(b"cposix\nsystem\nX\x02\x00\x00\x00id\x85R0");
+    }
+    p.extend_from_slice(b"cbuiltins\nprint\n0N.");
+    let w = w(&p);
+    assert_eq!(w.end, End::Stop(p.len() as u64));
+    let rows: Vec<_> = w.globals.iter().map(|g| (g.name.as_deref(), g.count, g.offset)).collect();
+    assert_eq!(rows, vec![(Some("system"), 3, 2), (Some("print"), 1, p.len() as u64 - 19)]);
+    assert!(w.more_globals.is_empty());
+}
+
+#[test]
+fn imports_past_the_listing_cap_are_counted_by_verdict() {
+    // MAX_GLOBALS distinct unknown imports, then 10 distinct dangerous ones and an allowed
+    // one: the dangerous ones are counted, the allowed one still listed
+    let mut p = b"\x80\x02".to_vec();
+    for k in 0..MAX_GLOBALS {
+        p.extend_from_slice(format!("cm{k}\nf\n0").as_bytes());
+    }
+    for k in 0..10 {
+        p.extend_from_slice(format!("cos\nsystem{k}\n0").as_bytes());
+    }
+    p.extend_from_slice(b"ccollections\nOrderedDict\n0N.");
+    let w = w(&p);
+    assert_eq!(w.end, End::Stop(p.len() as u64));
+    assert_eq!(w.globals.len(), MAX_GLOBALS + 1);
+    assert_eq!(w.globals.last().and_then(|g| g.name.as_deref()), Some("OrderedDict"));
+    assert_eq!(w.more_globals, MoreGlobals { count: 10, dangerous: 10, unknown: 0 });
+}
+
+#[test]
+fn a_walk_over_its_memory_budget_stops_and_still_finds_later_imports() {
+    // a million one-byte EMPTY_LIST opcodes: 1 MB of stream holding 32 MB+ of lists and
+    // stack, past 20 per byte + 16 MiB; then an os.system import the stop must not hide
+    let mut p = b"\x80\x02".to_vec();
+    p.extend(std::iter::repeat_n(b']', 1_000_000));
+    p.extend_from_slice(b"cposix\nsystem\n.");
+    let w = w(&p);
+    assert_eq!(w.end, End::Failed);
+    let limit = w.findings.iter().find(|f| f.code == Code::PickleLimit).expect("a PickleLimit finding");
+    assert!(limit.message.contains("symbolic values"), "{}", limit.message);
+    let stopped_at = limit.offset.unwrap();
+    assert!(stopped_at < 1_000_000, "stopped at {stopped_at}");
+    assert!(w.held <= MEMORY_PER_BYTE * p.len() as u64 + MEMORY_SLACK + 4096, "held {}", w.held);
+    let g = w.globals.last().expect("the import after the stop");
+    assert_eq!((g.module.as_deref(), g.verdict, g.offset), (Some("posix"), GlobalVerdict::Dangerous, 1_000_002));
+}
+
+#[test]
+fn the_chunked_vector_grows_without_moving_and_counts_its_slots() {
+    let mut c = Chunked::default();
+    assert_eq!((c.len(), c.capacity()), (0, 0));
+    for i in 0..(CHUNK + 5) {
+        c.push(i);
+    }
+    assert_eq!(c.len(), CHUNK + 5);
+    assert_eq!(c.capacity(), 2 * CHUNK);
+    assert_eq!((c.get(CHUNK - 1), c.get(CHUNK + 4), c.get(CHUNK + 5)), (Some(&(CHUNK - 1)), Some(&(CHUNK + 4)), None));
+    if let Some(x) = c.get_mut(CHUNK) {
+        *x = 7;
+    }
+    assert_eq!(c.get(CHUNK), Some(&7));
+}
