@@ -41,8 +41,9 @@ fn fmt_name(c: Container) -> &'static str {
 
 /// Our top-level (not nested, not derived) globals as (opcode, offset, module, name,
 /// member), names as written in the file (before _compat_pickle renames).
-/// (opcode, offset, module, name, member)
-type G = (String, u64, Option<String>, Option<String>, Option<String>);
+/// (opcode, offset, module, name, member, count): an import performed again is listed
+/// once, at its first offset, with how many times.
+type G = (String, u64, Option<String>, Option<String>, Option<String>, u64);
 
 fn our_globals(i: &Inspection) -> Vec<G> {
     i.safety
@@ -54,26 +55,24 @@ fn our_globals(i: &Inspection) -> Vec<G> {
                 Some((m, n)) => (Some(m.clone()), Some(n.clone())),
                 None => (g.module.clone(), g.name.clone()),
             };
-            (g.opcode.to_string(), g.offset, m, n, g.member.clone())
+            (g.opcode.to_string(), g.offset, m, n, g.member.clone(), g.count)
         })
         .collect()
 }
 
+/// pickletools' list (one entry per opcode), folded as tensorpeek lists imports: the
+/// same opcode, module, name and member again counts on the first.
 fn ref_globals(list: &J) -> Vec<G> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|g| {
-            let s = |k: &str| g.get(k).and_then(|v| v.as_str()).map(str::to_string);
-            (
-                s("opcode").unwrap(),
-                g["offset"].as_u64().unwrap(),
-                s("module"),
-                s("name"),
-                s("member"),
-            )
-        })
-        .collect()
+    let mut out: Vec<G> = Vec::new();
+    for g in list.as_array().unwrap() {
+        let s = |k: &str| g.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let (op, at, m, n, member) = (s("opcode").unwrap(), g["offset"].as_u64().unwrap(), s("module"), s("name"), s("member"));
+        match out.iter_mut().find(|o| (&o.0, &o.2, &o.3, &o.4) == (&op, &m, &n, &member)) {
+            Some(o) => o.5 += 1,
+            None => out.push((op, at, m, n, member, 1)),
+        }
+    }
+    out
 }
 
 #[test]
@@ -271,6 +270,7 @@ fn every_fixture_matches_the_reference_tools() {
                         g.module.clone(),
                         g.name.clone(),
                         g.member.clone(),
+                        g.count,
                     )
                 })
                 .collect();

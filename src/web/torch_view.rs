@@ -95,7 +95,7 @@ pub fn safety_card(p: &SafetyProps) -> Html {
                                 };
                                 html! {
                                     <tr class={global_class(g.verdict)} data-testid="safety-global" data-verdict={global_name(g.verdict)}
-                                        data-offset={g.offset.to_string()} data-import={what.clone()} data-opcode={g.opcode}>
+                                        data-offset={g.offset.to_string()} data-count={g.count.to_string()} data-import={what.clone()} data-opcode={g.opcode}>
                                         <td class="g-verdict">{ global_name(g.verdict) }</td>
                                         <td><code>{ what }</code></td>
                                         <td><code>{ g.opcode }</code></td>

@@ -29,10 +29,10 @@ async function open(file) {
   return o;
 }
 
-/** The safety card's rows: [verdict, import, opcode, offset, member]. */
+/** The safety card's rows: [verdict, import, opcode, offset, member, count]. */
 const globalsOf = (page) =>
   page.locator('[data-testid=safety-global]').evaluateAll((rows) =>
-    rows.map((r) => [r.dataset.verdict, r.dataset.import, r.dataset.opcode, Number(r.dataset.offset), r.cells[4].textContent]));
+    rows.map((r) => [r.dataset.verdict, r.dataset.import, r.dataset.opcode, Number(r.dataset.offset), r.cells[5].textContent, Number(r.dataset.count)]));
 
 /** The file view's first card is the safety card, above the verdict banner. */
 async function cardComesFirst(page) {
@@ -71,6 +71,8 @@ test('a safe torch zip: the safety card first, every import as pickletools sees 
   const rows = await globalsOf(page);
   assert.deepEqual(rows.map(([v, imp, op, off, m]) => [op, off, m]), want.globals.map((g) => [g.opcode, g.offset, g.member]));
   assert.ok(rows.every(([v]) => v === 'allowed'));
+  // each import once, performed once (pickletools lists no GLOBAL twice here)
+  assert.ok(rows.every((r) => r[5] === 1), JSON.stringify(rows));
   assert.equal(await page.textContent('[data-testid=torch-container] code'), 'pytorch-zip');
   // the table: torch.load's strides and storage offsets, in its order
   const cells = await page.locator('[data-testid=tensor-row]').evaluateAll((rs) => rs.map((r) => ({
@@ -179,14 +181,19 @@ test('obfuscated imports: the memo trick and a nested pickle are found, at absol
   }
 });
 
-test('names from the file are text, never markup', async () => {
-  // protocol 2: GLOBAL '<img src=x onerror=…>' 'system', an empty tuple, REDUCE, STOP
-  const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from('c<img src=x onerror="window.__pwned=1">\nsystem\n)R.', 'latin1')]);
+test('names from the file are text, never markup; an import performed three times is one row counting 3', async () => {
+  // protocol 2: GLOBAL '<img src=x onerror=…>' 'system', an empty tuple, REDUCE (three
+  // times, popping the first two results), STOP
+  const call = 'c<img src=x onerror="window.__pwned=1">\nsystem\n)R';
+  const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from(`${call}0${call}0${call}.`, 'latin1')]);
   const { context, page } = await openPage(env.browser, env.server.url);
   await page.setInputFiles('[data-testid=file-input]', { name: 'markup.pkl', mimeType: 'application/octet-stream', buffer: evil });
   await done(page);
   const rows = await globalsOf(page);
+  assert.equal(rows.length, 1, JSON.stringify(rows));
   assert.equal(rows[0][1], '<img src=x onerror="window.__pwned=1">.system');
+  assert.deepEqual([rows[0][3], rows[0][5]], [2, 3], 'the first offset, three times');
+  assert.match(await page.textContent('[data-testid=safety-card]'), /1 distinct import\(s\), performed 3 time\(s\)/);
   assert.equal(await page.locator('[data-testid=safety-card] img').count(), 0);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   await context.close();
