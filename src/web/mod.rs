@@ -3,7 +3,8 @@
 //!
 //! Rooms: [`app`] (drop zone, tabs), [`state`] (plain data + actions), [`sources`] (the
 //! files' `Blob`s, outside the state), [`hooks`] (opening files, the values worker),
-//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker), [`shell`] (taking over from the
+//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker), [`warm`]
+//! (the first file view rendered once, unseen, while idle), [`shell`] (taking over from the
 //! first view's plain HTML),
 //! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
 //! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
@@ -38,6 +39,7 @@ pub mod torch_view;
 pub mod url_view;
 pub mod values;
 pub mod verify_view;
+pub mod warm;
 pub mod worker;
 
 /// Installs the panic hook and mounts the app on `<body>`.
@@ -47,6 +49,7 @@ pub fn start() {
     pool::warm();
     shell::remove();
     yew::Renderer::<app::App>::new().render();
+    warm::first_view();
     register_service_worker();
 }
 

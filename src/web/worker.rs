@@ -69,50 +69,19 @@ pub fn start() {
     post(&scope, &Response::Ready);
 }
 
-/// Runs the header path once over two tiny files made here, before saying Ready. V8
+/// Runs the header path once over two tiny files, before saying Ready. V8
 /// compiles a wasm function on its first call: measured in Chromium (trace), the first real
 /// file spent 24 of its 29 ms in this worker compiling; a spare worker (web/pool.rs) pays
 /// that while the person is still on the way, not after the drop.
 fn warm_up(scope: &DedicatedWorkerGlobalScope) {
-    let st = {
-        let header = br#"{"__metadata__":{"k":"v"},"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}}"#;
-        let mut b = (header.len() as u64).to_le_bytes().to_vec();
-        b.extend_from_slice(header);
-        b.extend_from_slice(&[0; 8]);
-        b
-    };
-    let gguf = {
-        fn text(b: &mut Vec<u8>, s: &str) {
-            b.extend_from_slice(&(s.len() as u64).to_le_bytes());
-            b.extend_from_slice(s.as_bytes());
-        }
-        let mut b = b"GGUF".to_vec();
-        b.extend_from_slice(&3u32.to_le_bytes());
-        b.extend_from_slice(&1u64.to_le_bytes()); // tensors
-        b.extend_from_slice(&2u64.to_le_bytes()); // key-value pairs
-        text(&mut b, "general.architecture");
-        b.extend_from_slice(&8u32.to_le_bytes()); // string
-        text(&mut b, "llama");
-        text(&mut b, "tokenizer.ggml.tokens");
-        b.extend_from_slice(&9u32.to_le_bytes()); // array
-        b.extend_from_slice(&8u32.to_le_bytes()); // of strings
-        b.extend_from_slice(&2u64.to_le_bytes());
-        text(&mut b, "a");
-        text(&mut b, "b");
-        text(&mut b, "t");
-        b.extend_from_slice(&1u32.to_le_bytes()); // dims
-        b.extend_from_slice(&4u64.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes()); // F32
-        b.extend_from_slice(&0u64.to_le_bytes()); // offset
-        b.resize(b.len().next_multiple_of(32) + 16, 0);
-        b
-    };
+    // the page's made-up files (web/warm.rs): every common dtype, a GGUF's metadata and
+    // tokenizer arrays
     // Through the page's own request and `handle`, so that the very functions a real
     // file runs are the ones compiled (a generic instantiation of its own would not be).
     // In memory, not Blobs: the e2e tests count every Blob read of this worker. Its
     // answers are not posted. Memory reads never wait, so it runs to its end in one poll;
     // should it ever wait, it is dropped there (no real job's answers are ever muted).
-    let inputs = [("warm.safetensors", st), ("warm.gguf", gguf)]
+    let inputs = super::warm::samples()
         .into_iter()
         .map(|(name, bytes)| OpenInput { name: name.to_string(), file: js_sys::Uint8Array::from(bytes.as_slice()).into(), url: None, explain: false, fault: None })
         .collect();

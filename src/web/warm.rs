@@ -1,0 +1,152 @@
+//! Warming the first file view. V8 compiles a wasm function the first time it is called,
+//! and runs it in its baseline tier at first: the first file a person dropped paid, between
+//! its inspection and its first paint, for compiling every function its view calls (Yew's
+//! components, the table, the formatting, the inspection's decoding). So when the app has
+//! started, and the page is idle, it renders once a file view of a small made-up
+//! safetensors file and of a small made-up GGUF file — inspected by the same core, round
+//! tripped through the worker's encoding — into an element that is never in the document,
+//! then unmounts it. Nothing of it is seen, read from disk or sent anywhere.
+
+use super::file_view::FileView;
+use super::state::{FileEntry, Shared, Status};
+use crate::formats::Inspection;
+use crate::source::{self, MemorySource};
+use gloo::timers::future::TimeoutFuture;
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// How long after the app starts the warm-up begins: its own first render and the spare
+/// worker's start come first.
+const START_AFTER_MS: u32 = 50;
+/// How long a warm view stays mounted: the sections it renders a frame later
+/// (`hooks::use_painted`) come in this time.
+const MOUNTED_MS: u32 = 60;
+
+#[derive(Properties, PartialEq)]
+struct WarmProps {
+    file: FileEntry,
+}
+
+#[function_component(Warm)]
+fn warm_view(p: &WarmProps) -> Html {
+    html! { <FileView file={p.file.clone()} /> }
+}
+
+/// Starts the warm-up (once per page).
+pub fn first_view() {
+    wasm_bindgen_futures::spawn_local(async {
+        TimeoutFuture::new(START_AFTER_MS).await;
+        for (name, bytes) in samples() {
+            let inspection = source::inspect(&MemorySource::new(bytes), name).await;
+            // as the worker's answer arrives: encoded, then decoded on this thread
+            let Ok(inspection) = inspection.to_bytes().and_then(|b| Inspection::from_bytes(&b)) else { continue };
+            let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.create_element("div").ok()) else { return };
+            let tensors = Shared(Rc::new(inspection.tensors().to_vec()));
+            let file = FileEntry {
+                id: u32::MAX,
+                name: name.to_string(),
+                size: inspection.size,
+                status: Status::Done(Shared(Rc::new(inspection)), tensors),
+                started_ms: 0.0,
+                took_ms: Some(0.0),
+                link: None,
+                fetch: None,
+            };
+            let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
+            TimeoutFuture::new(MOUNTED_MS).await;
+            handle.destroy();
+        }
+    });
+}
+
+/// The made-up files, by name.
+pub fn samples() -> [(&'static str, Vec<u8>); 2] {
+    [("warm.safetensors", safetensors()), ("warm.gguf", gguf())]
+}
+
+/// A safetensors file of a few tensors of the common dtypes, with metadata.
+fn safetensors() -> Vec<u8> {
+    let mut header = String::from(r#"{"__metadata__":{"format":"pt"}"#);
+    let mut at = 0u64;
+    for (i, (dtype, size)) in [("F32", 4u64), ("BF16", 2), ("F16", 2), ("I64", 8)].iter().cycle().take(16).enumerate() {
+        let bytes = 4 * 8 * size;
+        header.push_str(&format!(r#","model.layers.{i}.weight":{{"dtype":"{dtype}","shape":[4,8],"data_offsets":[{at},{}]}}"#, at + bytes));
+        at += bytes;
+    }
+    header.push('}');
+    while !(header.len() + 8).is_multiple_of(8) {
+        header.push(' ');
+    }
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.resize(out.len() + at as usize, 0);
+    out
+}
+
+/// A GGUF v3 file with the keys and tokenizer arrays a model has, and a few tensors.
+fn gguf() -> Vec<u8> {
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    fn kv(out: &mut Vec<u8>, key: &str, ty: u32, value: &[u8]) {
+        string(out, key);
+        out.extend_from_slice(&ty.to_le_bytes());
+        out.extend_from_slice(value);
+    }
+    fn strings(items: &[&str]) -> Vec<u8> {
+        let mut v = 8u32.to_le_bytes().to_vec();
+        v.extend_from_slice(&(items.len() as u64).to_le_bytes());
+        for s in items {
+            string(&mut v, s);
+        }
+        v
+    }
+    const STRING: u32 = 8;
+    const ARRAY: u32 = 9;
+    const U32: u32 = 4;
+    let tokens = ["<unk>", "<s>", "</s>", "a", "b", "ab", "c", "abc"];
+    let mut s = Vec::new();
+    string(&mut s, "llama");
+    let mut kvs = Vec::new();
+    kv(&mut kvs, "general.architecture", STRING, &s);
+    let mut n = Vec::new();
+    string(&mut n, "warm");
+    kv(&mut kvs, "general.name", STRING, &n);
+    kv(&mut kvs, "llama.block_count", U32, &2u32.to_le_bytes());
+    kv(&mut kvs, "llama.embedding_length", U32, &8u32.to_le_bytes());
+    let mut t = Vec::new();
+    string(&mut t, "llama");
+    kv(&mut kvs, "tokenizer.ggml.model", STRING, &t);
+    kv(&mut kvs, "tokenizer.ggml.tokens", ARRAY, &strings(&tokens));
+    kv(&mut kvs, "tokenizer.ggml.merges", ARRAY, &strings(&["a b", "ab c"]));
+    let mut types = 5u32.to_le_bytes().to_vec();
+    types.extend_from_slice(&(tokens.len() as u64).to_le_bytes());
+    for ty in [2i32, 3, 3, 1, 1, 1, 1, 1] {
+        types.extend_from_slice(&ty.to_le_bytes());
+    }
+    kv(&mut kvs, "tokenizer.ggml.token_type", ARRAY, &types);
+    let mut tmpl = Vec::new();
+    string(&mut tmpl, "{% for m in messages %}{{ m.content }}{% endfor %}");
+    kv(&mut kvs, "tokenizer.chat_template", STRING, &tmpl);
+    // tensors: (name, dims, ggml type, bytes) — F32, F16, Q8_0 (32 values in 34 bytes)
+    let tensors = [("token_embd.weight", 0u32, 4 * 64u64), ("blk.0.attn_q.weight", 1, 2 * 64), ("blk.0.ffn_up.weight", 8, 2 * 34)];
+    let mut out = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    out.extend_from_slice(&9u64.to_le_bytes());
+    out.extend_from_slice(&kvs);
+    let mut at = 0u64;
+    for (name, ty, bytes) in tensors {
+        string(&mut out, name);
+        out.extend_from_slice(&2u32.to_le_bytes());
+        for d in [32u64, 2] {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out.extend_from_slice(&ty.to_le_bytes());
+        out.extend_from_slice(&at.to_le_bytes());
+        at += bytes.div_ceil(32) * 32;
+    }
+    out.resize(out.len().div_ceil(32) * 32 + at as usize, 0);
+    out
+}
