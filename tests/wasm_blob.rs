@@ -216,7 +216,7 @@ async fn audits_over_blobs() {
 /// file's, not an error's, and a GGUF's sections (metadata, tokenizer) are all there.
 #[wasm_bindgen_test]
 async fn the_warm_up_files_are_sound() {
-    for (name, bytes) in tensorpeek::web::warm::samples() {
+    for (name, bytes) in tensorpeek::web::warm::samples().into_iter().chain(tensorpeek::web::warm::worker_samples()) {
         let src = tensorpeek::source::MemorySource::new(bytes);
         let i = inspect(&src, name).await;
         assert!(i.ok(), "{name}: {:?}", i.findings().map(|f| f.message.clone()).collect::<Vec<_>>());

@@ -81,7 +81,7 @@ fn warm_up(scope: &DedicatedWorkerGlobalScope) {
     // In memory, not Blobs: the e2e tests count every Blob read of this worker. Its
     // answers are not posted. Memory reads never wait, so it runs to its end in one poll;
     // should it ever wait, it is dropped there (no real job's answers are ever muted).
-    let inputs = super::warm::samples()
+    let inputs = super::warm::worker_samples()
         .into_iter()
         .map(|(name, bytes)| OpenInput { name: name.to_string(), file: js_sys::Uint8Array::from(bytes.as_slice()).into(), url: None, explain: false, fault: None })
         .collect();
