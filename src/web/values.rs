@@ -17,14 +17,6 @@ use crate::values::StridedView;
 use std::rc::Rc;
 use yew::prelude::*;
 
-/// Bytes per read of a values read in the page: 4 MiB, half the native
-/// `source::SCAN_CHUNK_BYTES`. The worker copies and counts each chunk on the thread that
-/// also takes the stream's next bytes in, and the browser's read waits while that thread
-/// is busy: smaller chunks keep it moving (measured in Chromium with a fuzzer on the
-/// machine, 788 MB of BF16, two rounds: 1.37× and 1.24× the bare read at 8 MiB, 1.08× and
-/// 1.15× at 4 MiB, 1.18× and 1.03× at 2 MiB).
-pub const PAGE_SCAN_CHUNK_BYTES: u64 = 4 * 1024 * 1024;
-
 #[derive(Properties, PartialEq)]
 pub struct ValuesProps {
     /// The file's tab id (its source is looked up in the page's registry).
@@ -90,7 +82,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
                 FileSource::Blob(b) => (b.blob().clone().into(), None),
                 FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
             };
-            let request = Request::Scan { file, url, len: file_len, entry: t.clone(), sha256, chunk: PAGE_SCAN_CHUNK_BYTES, slices: false, strided: strided.clone() };
+            let request = Request::Scan { file, url, len: file_len, entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
             start.emit(JobRequest { request, on_result });
         })
     };
