@@ -12,6 +12,7 @@ use super::state::{FileEntry, Shared, Status};
 use crate::formats::{gguf, safetensors, Inspection, Parsed, Step};
 use crate::vocab::Format;
 use gloo::timers::future::TimeoutFuture;
+use std::cell::Cell;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -32,11 +33,30 @@ fn warm_view(p: &WarmProps) -> Html {
     html! { <FileView file={p.file.clone()} /> }
 }
 
-/// Starts the warm-up (once per page).
+thread_local! {
+    /// A real file is being opened: the warm-up stops at its next step.
+    static STOOD_DOWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A real file is being opened: whatever of the warm-up has not run yet does not.
+pub fn stand_down() {
+    STOOD_DOWN.with(|s| s.set(true));
+}
+
+/// Starts the warm-up (once per page) — unless a file is already on its way: the app was
+/// started by a file chosen or dropped before it ran (the loader holds it), or by an
+/// address that names files; then that file warms the view itself, and a warm-up would
+/// only run beside it.
 pub fn first_view() {
+    if file_is_coming() {
+        return;
+    }
     wasm_bindgen_futures::spawn_local(async {
         TimeoutFuture::new(START_AFTER_MS).await;
         for (name, bytes) in samples() {
+            if STOOD_DOWN.with(Cell::get) {
+                return;
+            }
             let Some(inspection) = inspect(name, &bytes) else { continue };
             // as the worker's answer arrives: encoded, then decoded on this thread
             let Ok(inspection) = inspection.to_bytes().and_then(|b| Inspection::from_bytes(&b)) else { continue };
@@ -55,8 +75,30 @@ pub fn first_view() {
             let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
             TimeoutFuture::new(MOUNTED_MS).await;
             handle.destroy();
+            mark(&format!("warmed {name}"));
         }
     });
+}
+
+fn file_is_coming() -> bool {
+    let Some(w) = web_sys::window() else { return true };
+    let pending = js_sys::Reflect::get(&w, &"__tensorpeek".into())
+        .ok()
+        .filter(|tp| tp.is_object())
+        .and_then(|tp| js_sys::Reflect::get(&tp, &"pending".into()).ok())
+        .is_some_and(|p| !p.is_null() && !p.is_undefined());
+    let loc = w.location();
+    let (search, hash) = (loc.search().unwrap_or_default(), loc.hash().unwrap_or_default());
+    let named = ["url=", "hf="].iter().any(|k| search.contains(k)) || hash.contains("file=");
+    pending || named
+}
+
+/// A `performance` mark named `tensorpeek: {what}` (seen in traces, and by the
+/// benchmarks: when the warm-up ended, when the spare worker was ready).
+pub fn mark(what: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(&format!("tensorpeek: {what}"));
+    }
 }
 
 /// A made-up file's inspection, by its format's parser alone: `source::inspect` would
