@@ -75,11 +75,30 @@ impl Drop for Running {
 
 /// Stops the running worker. Its handlers may be the ones running right now (a message,
 /// the watchdog's tick), so they are dropped after this task, not during it.
-fn retire(j: &mut Job) {
+/// How long a worker that finished its job lives on before it is terminated: terminating
+/// one blocked the UI thread for ~16 ms (a Chromium profile, with the first GGUF rows just
+/// put in the page and not yet painted); later, nobody is waiting.
+const TERMINATE_AFTER_MS: u32 = 1000;
+
+/// When a retired worker is terminated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Terminate {
+    /// It stopped answering or failed: at once.
+    Now,
+    /// It answered everything: [`TERMINATE_AFTER_MS`] later.
+    Later,
+}
+
+fn retire(j: &mut Job, when: Terminate) {
     if let Some(r) = j.running.take() {
         r.worker.set_onmessage(None);
         r.worker.set_onerror(None);
-        r.worker.terminate();
+        if when == Terminate::Now {
+            r.worker.terminate();
+        } else {
+            let w = r.worker.clone();
+            gloo::timers::callback::Timeout::new(TERMINATE_AFTER_MS, move || w.terminate()).forget();
+        }
         wasm_bindgen_futures::spawn_local(async move { drop(r) });
     }
 }
@@ -194,7 +213,7 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
                 j.set.companions.extend(companions.into_iter().map(|c| (c.name, c.bytes)));
                 j.set.skipped.extend(skipped.into_iter().map(|s| Skipped { name: s.name, kind: Kind::Unknown, len: s.len, reason: s.reason }));
                 j.set.bytes_read = j.set.bytes_read.saturating_add(bytes_read);
-                retire(&mut j);
+                retire(&mut j, Terminate::Later);
             }
             finish(job);
         }
@@ -253,7 +272,7 @@ fn fail(job: &Rc<RefCell<Job>>, i: usize, message: String) {
 fn stopped(job: &Rc<RefCell<Job>>, message: String) {
     let (culprit, rest) = {
         let mut j = job.borrow_mut();
-        retire(&mut j);
+        retire(&mut j, Terminate::Now);
         let at = j.current.unwrap_or(0);
         let culprit = j.batch.get(at).copied();
         let rest: Vec<usize> = j.batch.iter().skip(at.saturating_add(1)).copied().collect();
@@ -268,7 +287,7 @@ fn stopped(job: &Rc<RefCell<Job>>, message: String) {
 /// Every input was read (or failed): merge what forms one model.
 fn finish(job: &Rc<RefCell<Job>>) {
     let mut j = job.borrow_mut();
-    retire(&mut j);
+    retire(&mut j, Terminate::Later);
     let Some(cid) = j.plan.checkpoint else { return };
     merge_set(&mut j.set);
     let d = j.d.clone();
