@@ -125,7 +125,7 @@ pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
 
 /// Reads the inputs `batch` (job indices) in a fresh worker.
 fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
-    super::warm::stand_down();
+    super::components::stand_down();
     if batch.is_empty() {
         finish(job);
         return;

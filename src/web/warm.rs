@@ -12,7 +12,6 @@ use super::state::{FileEntry, Shared, Status};
 use crate::formats::{gguf, safetensors, Inspection, Parsed, Step};
 use crate::vocab::Format;
 use gloo::timers::future::TimeoutFuture;
-use std::cell::Cell;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -33,16 +32,6 @@ fn warm_view(p: &WarmProps) -> Html {
     html! { <FileView file={p.file.clone()} /> }
 }
 
-thread_local! {
-    /// A real file is being opened: the warm-up stops at its next step.
-    static STOOD_DOWN: Cell<bool> = const { Cell::new(false) };
-}
-
-/// A real file is being opened: whatever of the warm-up has not run yet does not.
-pub fn stand_down() {
-    STOOD_DOWN.with(|s| s.set(true));
-}
-
 /// Starts the warm-up (once per page) — unless a file is already on its way: the app was
 /// started by a file chosen or dropped before it ran (the loader holds it), or by an
 /// address that names files; then that file warms the view itself, and a warm-up would
@@ -54,7 +43,7 @@ pub fn first_view() {
     wasm_bindgen_futures::spawn_local(async {
         TimeoutFuture::new(START_AFTER_MS).await;
         for (name, bytes) in samples() {
-            if STOOD_DOWN.with(Cell::get) {
+            if super::components::stood_down() {
                 return;
             }
             let Some(inspection) = inspect(name, &bytes) else { continue };
@@ -75,7 +64,7 @@ pub fn first_view() {
             let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
             TimeoutFuture::new(MOUNTED_MS).await;
             handle.destroy();
-            mark(&format!("warmed {name}"));
+            super::components::mark(&format!("warmed {name}"));
         }
     });
 }
@@ -93,13 +82,6 @@ fn file_is_coming() -> bool {
     pending || named
 }
 
-/// A `performance` mark named `tensorpeek: {what}` (seen in traces, and by the
-/// benchmarks: when the warm-up ended, when the spare worker was ready).
-pub fn mark(what: &str) {
-    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
-        let _ = p.mark(&format!("tensorpeek: {what}"));
-    }
-}
 
 /// A made-up file's inspection, by its format's parser alone: `source::inspect` would
 /// bring every format's reader (the pickle family's too) into the app's wasm, which
