@@ -28,6 +28,16 @@ fn list<T: JsCast>(v: &JsValue) -> Vec<T> {
     }
 }
 
+/// Whether something waits to be handed over (without taking it).
+pub fn has_pending() -> bool {
+    let Some(window) = web_sys::window() else { return false };
+    let tp = get(&window, "__tensorpeek");
+    !tp.is_undefined() && !tp.is_null() && {
+        let p = get(&tp, "pending");
+        !p.is_undefined() && !p.is_null()
+    }
+}
+
 /// Takes the hand-off (once).
 pub fn take() -> Option<Handoff> {
     let window = web_sys::window()?;

@@ -71,11 +71,7 @@ pub fn first_view() {
 
 fn file_is_coming() -> bool {
     let Some(w) = web_sys::window() else { return true };
-    let pending = js_sys::Reflect::get(&w, &"__tensorpeek".into())
-        .ok()
-        .filter(|tp| tp.is_object())
-        .and_then(|tp| js_sys::Reflect::get(&tp, &"pending".into()).ok())
-        .is_some_and(|p| !p.is_null() && !p.is_undefined());
+    let pending = super::shell::has_pending();
     let loc = w.location();
     let (search, hash) = (loc.search().unwrap_or_default(), loc.hash().unwrap_or_default());
     let named = ["url=", "hf="].iter().any(|k| search.contains(k)) || hash.contains("file=");

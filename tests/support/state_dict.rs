@@ -10,29 +10,6 @@
 pub fn state_dict_pickle(n: usize) -> Vec<u8> {
     let mut p = b"\x80\x02}".to_vec();
     let mut memo = 0u32;
-    let put = |p: &mut Vec<u8>, memo: &mut u32| -> u32 {
-        if *memo < 256 {
-            p.extend_from_slice(&[b'q', *memo as u8]);
-        } else {
-            p.push(b'r');
-            p.extend_from_slice(&memo.to_le_bytes());
-        }
-        *memo += 1;
-        *memo - 1
-    };
-    let get = |p: &mut Vec<u8>, i: u32| {
-        if i < 256 {
-            p.extend_from_slice(&[b'h', i as u8]);
-        } else {
-            p.push(b'j');
-            p.extend_from_slice(&i.to_le_bytes());
-        }
-    };
-    let binunicode = |p: &mut Vec<u8>, s: &str| {
-        p.push(b'X');
-        p.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        p.extend_from_slice(s.as_bytes());
-    };
     put(&mut p, &mut memo);
     p.push(b'(');
     // memo slots of the shared objects, once written
@@ -43,37 +20,13 @@ pub fn state_dict_pickle(n: usize) -> Vec<u8> {
         }
         binunicode(&mut p, &format!("model.layers.{}.mlp.gate_proj.weight", k));
         put(&mut p, &mut memo);
-        match rebuild {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n");
-                rebuild = Some(put(&mut p, &mut memo));
-            }
-        }
+        once(&mut p, &mut memo, &mut rebuild, |p| p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n"));
         p.extend_from_slice(b"((");
-        match storage {
-            Some(i) => get(&mut p, i),
-            None => {
-                binunicode(&mut p, "storage");
-                storage = Some(put(&mut p, &mut memo));
-            }
-        }
-        match class {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ctorch\nFloatStorage\n");
-                class = Some(put(&mut p, &mut memo));
-            }
-        }
+        once(&mut p, &mut memo, &mut storage, |p| binunicode(p, "storage"));
+        once(&mut p, &mut memo, &mut class, |p| p.extend_from_slice(b"ctorch\nFloatStorage\n"));
         binunicode(&mut p, &k.to_string());
         put(&mut p, &mut memo);
-        match cpu {
-            Some(i) => get(&mut p, i),
-            None => {
-                binunicode(&mut p, "cpu");
-                cpu = Some(put(&mut p, &mut memo));
-            }
-        }
+        once(&mut p, &mut memo, &mut cpu, |p| binunicode(p, "cpu"));
         p.push(b'J');
         p.extend_from_slice(&(4096i32 * 11008).to_le_bytes());
         p.push(b't');
@@ -90,13 +43,7 @@ pub fn state_dict_pickle(n: usize) -> Vec<u8> {
         p.extend_from_slice(b"K\x01\x86");
         put(&mut p, &mut memo);
         p.push(0x89);
-        match odict {
-            Some(i) => get(&mut p, i),
-            None => {
-                p.extend_from_slice(b"ccollections\nOrderedDict\n");
-                odict = Some(put(&mut p, &mut memo));
-            }
-        }
+        once(&mut p, &mut memo, &mut odict, |p| p.extend_from_slice(b"ccollections\nOrderedDict\n"));
         p.extend_from_slice(b")R");
         put(&mut p, &mut memo);
         p.push(b't');
@@ -106,4 +53,43 @@ pub fn state_dict_pickle(n: usize) -> Vec<u8> {
     }
     p.extend_from_slice(b"u.");
     p
+}
+
+/// BINPUT / LONG_BINPUT of the next memo slot; returns the slot.
+fn put(p: &mut Vec<u8>, memo: &mut u32) -> u32 {
+    if *memo < 256 {
+        p.extend_from_slice(&[b'q', *memo as u8]);
+    } else {
+        p.push(b'r');
+        p.extend_from_slice(&memo.to_le_bytes());
+    }
+    *memo += 1;
+    *memo - 1
+}
+
+/// BINGET / LONG_BINGET of slot `i`.
+fn get(p: &mut Vec<u8>, i: u32) {
+    if i < 256 {
+        p.extend_from_slice(&[b'h', i as u8]);
+    } else {
+        p.push(b'j');
+        p.extend_from_slice(&i.to_le_bytes());
+    }
+}
+
+/// A shared object: written and memoized the first time, fetched from the memo after.
+fn once(p: &mut Vec<u8>, memo: &mut u32, slot: &mut Option<u32>, write: impl FnOnce(&mut Vec<u8>)) {
+    match *slot {
+        Some(i) => get(p, i),
+        None => {
+            write(p);
+            *slot = Some(put(p, memo));
+        }
+    }
+}
+
+fn binunicode(p: &mut Vec<u8>, s: &str) {
+    p.push(b'X');
+    p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    p.extend_from_slice(s.as_bytes());
 }
