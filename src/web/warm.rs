@@ -81,7 +81,8 @@ fn file_is_coming() -> bool {
 
 /// A made-up file's inspection, by its format's parser alone: `source::inspect` would
 /// bring every format's reader (the pickle family's too) into the app's wasm, which
-/// otherwise leaves parsing to the worker (+90 KB gzipped, measured).
+/// otherwise leaves parsing to the worker (580 KB gzipped against 518 KB with the two
+/// parsers alone; 486 KB without the warm-up).
 fn inspect(name: &str, bytes: &[u8]) -> Option<Inspection> {
     let len = bytes.len() as u64;
     let (format, parsed) = if name.ends_with(".gguf") {

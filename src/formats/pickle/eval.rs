@@ -56,7 +56,7 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// overhead and vectors' spare capacity come on top). A state dict laid out as
 /// torch.save writes it holds ~10 per byte (measured: `tests/memory_bounds.rs`, a
 /// 100,000-tensor `data.pkl`); a stream of one-byte opcodes that each push a value or
-/// make an empty list could hold 24–56. Past the budget the walk stops (`PickleLimit`)
+/// make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte object and its value). Past the budget the walk stops (`PickleLimit`)
 /// and the rest of the stream is only scanned for the imports it names.
 pub const MEMORY_PER_BYTE: u64 = 20;
 /// What any walk may hold whatever its length (small files with big containers).
