@@ -13,5 +13,6 @@ cargo build --profile bench-native --quiet --example decode_bench
 ./target/bench-native/examples/decode_bench Q4_K Q8_0 IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ4_NL IQ4_XS TQ1_0 TQ2_0 NVFP4 Q1_0 Q2_0 Q8_1
 python3 scripts/bench_values.py
 # The same decode + stats in wasm, in headless Chromium (the worker's optimisation profile).
-PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH" cargo test --quiet --profile worker --target wasm32-unknown-unknown \
+# (No --quiet: cargo hands it on to wasm-bindgen-test-runner 0.2.130, which refuses it.)
+PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH" cargo test --profile worker --target wasm32-unknown-unknown \
   --features bench --test wasm_bench -- --nocapture 2>&1 | grep -E 'wasm decode|test result'
