@@ -6,7 +6,8 @@
 //!   tensor's values;
 //! - `formats`: one synchronous parser per file format;
 //! - `model`: what combines files (checkpoints, split GGUF, the architecture check);
-//! - `report`: the JSON report, built from the above;
+//! - `report`: the JSON report, built from the above; `samples`: made-up files the page
+//!   warms up with;
 //! - `source`: byte sources and every read loop (async);
 //! - `cli` (native) and `web` (wasm): the two front ends; `invariants` (native): what the
 //!   fuzz targets check on every input (docs/fuzzing.md).
@@ -17,6 +18,7 @@ pub mod fmt;
 pub mod formats;
 pub mod model;
 pub mod report;
+pub mod samples;
 pub mod source;
 pub mod stats;
 pub mod values;

@@ -212,11 +212,11 @@ async fn audits_over_blobs() {
     assert_eq!(p.first_mismatch.map(|m| (m.index, m.source, m.target)), Some((587, 0.033447265625, -0.033447265625)));
 }
 
-/// The page's warm-up files (web/warm.rs) are sound: the view it renders unseen is a
+/// The page's warm-up files (crate::samples) are sound through the Blob-less driver: the view it renders unseen is a
 /// file's, not an error's, and a GGUF's sections (metadata, tokenizer) are all there.
 #[wasm_bindgen_test]
 async fn the_warm_up_files_are_sound() {
-    for (name, bytes) in tensorpeek::web::warm::samples().into_iter().chain(tensorpeek::web::warm::worker_samples()) {
+    for (name, bytes) in tensorpeek::samples::samples().into_iter().chain(tensorpeek::samples::worker_samples()) {
         let src = tensorpeek::source::MemorySource::new(bytes);
         let i = inspect(&src, name).await;
         assert!(i.ok(), "{name}: {:?}", i.findings().map(|f| f.message.clone()).collect::<Vec<_>>());

@@ -74,14 +74,14 @@ pub fn start() {
 /// file spent 24 of its 29 ms in this worker compiling; a spare worker (web/pool.rs) pays
 /// that while the person is still on the way, not after the drop.
 fn warm_up(scope: &DedicatedWorkerGlobalScope) {
-    // the page's made-up files (web/warm.rs): every common dtype, a GGUF's metadata and
+    // the page's made-up files (crate::samples): every common dtype, a GGUF's metadata and
     // tokenizer arrays
     // Through the page's own request and `handle`, so that the very functions a real
     // file runs are the ones compiled (a generic instantiation of its own would not be).
     // In memory, not Blobs: the e2e tests count every Blob read of this worker. Its
     // answers are not posted. Memory reads never wait, so it runs to its end in one poll;
     // should it ever wait, it is dropped there (no real job's answers are ever muted).
-    let inputs = super::warm::worker_samples()
+    let inputs = crate::samples::worker_samples()
         .into_iter()
         .map(|(name, bytes)| OpenInput { name: name.to_string(), file: js_sys::Uint8Array::from(bytes.as_slice()).into(), url: None, explain: false, fault: None })
         .collect();

@@ -278,6 +278,21 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   await context.close();
 });
 
+test('with no file coming, the app warms its first view unseen: both made-up files rendered, nothing shown, nothing read', async () => {
+  const { context, page, errors } = await openPage(env.browser, env.server.url, { app: false });
+  await page.hover('[data-testid=dropzone]');
+  // web/warm.rs marks each made-up file once its view was rendered and unmounted; the
+  // inspections are the committed src/web/warm_view.postcard, decoded as a worker's answer
+  const marks = () => performance.getEntriesByType('mark').map((m) => m.name).filter((n) => n.startsWith('tensorpeek: warmed'));
+  await page.waitForFunction((n) => performance.getEntriesByType('mark').filter((m) => m.name.startsWith('tensorpeek: warmed')).length >= n, 2, { timeout: 30_000 });
+  assert.deepEqual(await page.evaluate(marks), ['tensorpeek: warmed warm.safetensors', 'tensorpeek: warmed warm.gguf']);
+  assert.equal(await page.locator('[data-testid=file-view]').count(), 0, 'nothing of it in the page');
+  assert.equal(await page.locator('[data-testid=tensor-row]').count(), 0);
+  assert.equal(await bytesRead(page), 0, 'no Blob read');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the first view is plain HTML: no app code until a file is coming; it looks as the app\'s; what was begun in it is handed over', async () => {
   // What the app's empty view shows (its text: the white space between HTML's tags aside),
   // and where: the plain-HTML copy must match it.
