@@ -422,6 +422,33 @@ fn duplicate_tensor_across_shards() {
 }
 
 #[test]
+fn duplicate_tensor_with_an_index_and_a_tensor_in_the_wrong_shard() {
+    // the embedding stored in both shards, the index placing it in the second: one
+    // DuplicateTensor naming both shards, and no index finding for it (a copy is where the
+    // index says, and the name is listed); a norm the index places in the wrong shard
+    let all = llama32_3b_shapes();
+    let (a, b) = all.split_at(150);
+    let mut b = b.to_vec();
+    b.push(a[0].clone());
+    let files = vec![
+        shard("model-00001-of-00002.safetensors", a, 100),
+        shard("model-00002-of-00002.safetensors", &b, 100),
+    ];
+    let moved = a[1].clone();
+    let (listed_a, mut listed_b): (Vec<_>, Vec<_>) = (a[1..].iter().filter(|t| t.0 != moved.0).cloned().collect(), b.clone());
+    listed_b.push(moved.clone());
+    let index = index_json(&[("model-00001-of-00002.safetensors", &listed_a), ("model-00002-of-00002.safetensors", &listed_b)], 0);
+    let m = build(&files, &[("model.safetensors.index.json".into(), index)]);
+    assert_eq!(codes(&m.errors), vec![Code::DuplicateTensor, Code::TensorInWrongShard]);
+    let dup = &m.errors[0];
+    assert_eq!(dup.tensor.as_deref(), Some("model.embed_tokens.weight"));
+    assert!(dup.message.contains("model-00001-of-00002.safetensors, model-00002-of-00002.safetensors"), "{}", dup.message);
+    let wrong = &m.errors[1];
+    assert_eq!(wrong.tensor.as_deref(), Some(moved.0.as_str()));
+    assert!(wrong.message.contains("but it is stored in model-00001-of-00002.safetensors"), "{}", wrong.message);
+}
+
+#[test]
 fn shard_series_without_index_names_the_gap() {
     let all = llama32_3b_shapes();
     let files = vec![shard("model-00001-of-00003.safetensors", &all[..10], 100), shard("model-00003-of-00003.safetensors", &all[10..20], 100)];

@@ -47,7 +47,7 @@ fn named(files: impl Iterator<Item = web_sys::File>) -> (Vec<(String, web_sys::F
 /// audit once one ran.
 fn report_of_all(state: &State, audit: &AuditRun) -> Report {
     let mut r = Report::new(state.inspections().map(|(f, i)| FileReport::of(i, &state.values_of(f.id))).collect());
-    let checkpoint = state.checkpoint.as_ref().and_then(|c| c.model.as_ref()).map(|m| ModelSection::Checkpoint(Box::new(m.0.model.clone())));
+    let checkpoint = state.checkpoint.as_ref().and_then(|c| c.model.as_ref()).map(|m| ModelSection::Checkpoint(Box::new(m.0.whole_model())));
     r.model = checkpoint.or_else(|| split_view::models(state).into_iter().next().map(|m| ModelSection::Split(Box::new(m))));
     if let AuditRun::Done { audit, .. } = audit {
         r.audit = Some(Box::new((**audit).clone()));

@@ -41,7 +41,7 @@ pub struct ModelViewProps {
 /// The JSON report: the shards as `files`, the merged model as `model`.
 fn report(d: &CheckpointData) -> Report {
     let mut r = Report::new(d.files.iter().map(|f| FileReport::of(f, &BTreeMap::new())).collect());
-    r.model = Some(ModelSection::Checkpoint(Box::new(d.model.clone())));
+    r.model = Some(ModelSection::Checkpoint(Box::new(d.whole_model())));
     r
 }
 
@@ -122,7 +122,7 @@ pub fn model_view(p: &ModelViewProps) -> Html {
             if let Some(i) = *selected {
                 <TensorPanel tensors={d.tensors.clone()} index={i} file={d.tensor_files.get(i).map(|f| AttrValue::from(f.clone()))} />
             }
-            if !m.tensors.is_empty() {
+            if !d.tensors.0.is_empty() {
                 <TensorTable tensors={d.tensors.clone()} files={Some(d.tensor_files.clone())}
                     {on_select} selected={*selected} filter={p.filter.clone()} on_filter={p.on_filter.clone()}
                     export_name={AttrValue::from(format!("{}-tensors", p.checkpoint.name))} />

@@ -3,7 +3,7 @@
 //! renders from one place.
 
 use crate::formats::Inspection;
-use crate::model::checkpoint::CheckpointModel;
+use crate::model::checkpoint::{CheckpointModel, ModelTensor};
 use crate::stats::Stats;
 use crate::vocab::TensorEntry;
 use std::collections::BTreeMap;
@@ -101,6 +101,7 @@ pub struct Ignored {
 /// A built checkpoint model with what its views need, computed once.
 #[derive(Debug)]
 pub struct CheckpointData {
+    /// The merged model, its `tensors` moved to `tensors` and `tensor_files` (see [`CheckpointData::new`]).
     pub model: CheckpointModel,
     /// The shards' inspections (shared with their tabs), for the export and their findings.
     pub files: Vec<Rc<Inspection>>,
@@ -114,10 +115,20 @@ pub struct CheckpointData {
 }
 
 impl CheckpointData {
-    pub fn new(model: CheckpointModel, files: Vec<Rc<Inspection>>, unread: Vec<(String, String)>, ignored: Vec<Ignored>) -> CheckpointData {
-        let tensors = Shared(Rc::new(model.tensors.iter().map(|t| t.tensor.clone()).collect()));
-        let tensor_files = Rc::new(model.tensors.iter().map(|t| t.file.clone()).collect());
-        CheckpointData { model, files, tensors, tensor_files, unread, ignored }
+    /// The model's tensors move to `tensors` and `tensor_files` (the tables' shape), not
+    /// copied: `model.tensors` stays empty, and [`whole_model`](Self::whole_model) puts
+    /// them back for an export. (Copying them was a third copy of every entry, on the UI
+    /// thread, for a 100,352-tensor checkpoint.)
+    pub fn new(mut model: CheckpointModel, files: Vec<Rc<Inspection>>, unread: Vec<(String, String)>, ignored: Vec<Ignored>) -> CheckpointData {
+        let (tensors, tensor_files): (Vec<TensorEntry>, Vec<String>) = std::mem::take(&mut model.tensors).into_iter().map(|t| (t.tensor, t.file)).unzip();
+        CheckpointData { model, files, tensors: Shared(Rc::new(tensors)), tensor_files: Rc::new(tensor_files), unread, ignored }
+    }
+
+    /// The merged model with its tensors, as the report has it.
+    pub fn whole_model(&self) -> CheckpointModel {
+        let mut m = self.model.clone();
+        m.tensors = self.tensors.0.iter().zip(self.tensor_files.iter()).map(|(t, f)| ModelTensor { tensor: t.clone(), file: f.clone() }).collect();
+        m
     }
 }
 
