@@ -404,8 +404,9 @@ fn index_consistency_findings() {
     assert_eq!(m.errors[1].tensor.as_deref(), Some(forgotten.as_str()));
 }
 
-#[test]
-fn duplicate_tensor_across_shards() {
+/// Llama 3.2 3B's tensors in two shards, the embedding (the first shard's first tensor) in
+/// the second shard too: the files, and each shard's tensors.
+fn two_shards_with_a_repeated_embedding() -> (Vec<Inspection>, Vec<(String, Vec<u64>)>, Vec<(String, Vec<u64>)>) {
     let all = llama32_3b_shapes();
     let (a, b) = all.split_at(150);
     let mut b = b.to_vec();
@@ -414,6 +415,12 @@ fn duplicate_tensor_across_shards() {
         shard("model-00001-of-00002.safetensors", a, 100),
         shard("model-00002-of-00002.safetensors", &b, 100),
     ];
+    (files, a.to_vec(), b)
+}
+
+#[test]
+fn duplicate_tensor_across_shards() {
+    let (files, _, _) = two_shards_with_a_repeated_embedding();
     let m = build(&files, &[]);
     assert_eq!(codes(&m.errors), vec![Code::DuplicateTensor]);
     assert_eq!(m.errors[0].tensor.as_deref(), Some("model.embed_tokens.weight"));
@@ -426,14 +433,7 @@ fn duplicate_tensor_with_an_index_and_a_tensor_in_the_wrong_shard() {
     // the embedding stored in both shards, the index placing it in the second: one
     // DuplicateTensor naming both shards, and no index finding for it (a copy is where the
     // index says, and the name is listed); a norm the index places in the wrong shard
-    let all = llama32_3b_shapes();
-    let (a, b) = all.split_at(150);
-    let mut b = b.to_vec();
-    b.push(a[0].clone());
-    let files = vec![
-        shard("model-00001-of-00002.safetensors", a, 100),
-        shard("model-00002-of-00002.safetensors", &b, 100),
-    ];
+    let (files, a, b) = two_shards_with_a_repeated_embedding();
     let moved = a[1].clone();
     let (listed_a, mut listed_b): (Vec<_>, Vec<_>) = (a[1..].iter().filter(|t| t.0 != moved.0).cloned().collect(), b.clone());
     listed_b.push(moved.clone());
