@@ -85,3 +85,32 @@ fn sha256_lines_match_sha256sum() {
     let missing = std::process::Command::new(env!("CARGO_BIN_EXE_tensorpeek")).args(["sha256", "/no/such/file"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // `tensorpeek inspect FILE --json | head -c 1`: the reader is gone before the CLI
+    // writes; it must end without a panic or a backtrace on stderr.
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tiny_model.safetensors");
+    let mut child = bin()
+        .args(["inspect", fixture, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // killed by SIGPIPE, as `cat` would be (no exit code), not the exit code of a panic
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc_sigpipe()), "{:?}", out.status);
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13 // SIGPIPE on Linux and macOS
+}

@@ -9,6 +9,10 @@ Llama-3.2-3B-shaped ones of make_sparse_safetensors.py / make_sparse_gguf.py:
   blocks), the list continued past V3's 61 layers until it holds 100,352 tensors
   (DeepSeek-V3 itself has ~91,000 across its 163 shards). A ~11 MB header; the data, a
   hole of ~760 GB apparent size, takes no disk.
+- moe-ckpt/: the same 100,352 tensors as a checkpoint of 163 shards
+  (model-000kk-of-00163.safetensors, ~616 tensors each, in order), with its
+  model.safetensors.index.json and a config.json naming DeepSeek-V3 — what a person drops
+  as a folder.
 - f32-1gib.sparse.safetensors: one F32 tensor of 65,536 × 4,096 (exactly 1 GiB of data).
 - q4k.sparse.gguf: one Q4_K tensor of 131,072 × 4,096 = 536,870,912 values (302 MB), its
   header written by PyPI `gguf`'s GGUFWriter.
@@ -101,6 +105,28 @@ def write_safetensors(path, tensors):
     return size, len(header), len(raw)
 
 
+MOE_SHARDS = 163  # DeepSeek-V3's count
+
+
+def write_checkpoint(out, tensors, shards):
+    """`tensors` in `shards` consecutive safetensors shards, the index and a config.json."""
+    os.makedirs(out, exist_ok=True)
+    per = -(-len(tensors) // shards)
+    weight_map, total = {}, 0
+    for k in range(shards):
+        part = tensors[k * per:(k + 1) * per]
+        name = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        size, _, hl = write_safetensors(os.path.join(out, name), part)
+        weight_map.update((t[0], name) for t in part)
+        total += size - 8 - hl
+    with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": HIDDEN,
+                   "num_hidden_layers": 61, "n_routed_experts": EXPERTS, "vocab_size": VOCAB}, f)
+    return shards
+
+
 def write_q4k(path):
     rows, cols = 131_072, 4096
     nbytes = rows * cols // 256 * 144
@@ -130,6 +156,8 @@ def main():
         tensors.append(t)
     size, n, hl = write_safetensors(os.path.join(out, "moe-100k.sparse.safetensors"), tensors)
     print(f"moe-100k.sparse.safetensors: {n} tensors, header {hl} bytes, file {size} bytes")
+    shards = write_checkpoint(os.path.join(out, "moe-ckpt"), tensors, MOE_SHARDS)
+    print(f"moe-ckpt/: {len(tensors)} tensors in {shards} shards, an index and a config.json")
     size, n, hl = write_safetensors(os.path.join(out, "f32-1gib.sparse.safetensors"),
                                     [("model.embed_tokens.weight", "F32", [65_536, 4096])])
     print(f"f32-1gib.sparse.safetensors: {n} tensor, file {size} bytes")
