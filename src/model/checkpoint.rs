@@ -397,10 +397,10 @@ fn index_family(name: &str) -> Option<ShardFamily> {
 }
 
 /// Stage 2: the shards (sorted by name), their tensors, the byte
-/// reconciliation, and tensors stored in more than one shard.
-/// The shards merged. Tensor names are looked up borrowed from the inspections, by index:
-/// a 163-shard, 100,352-tensor checkpoint spent most of its merge (175 ms natively, 230 ms
-/// on the page's UI thread) making, hashing and freeing a name and a shard name per tensor.
+/// reconciliation, and tensors stored in more than one shard. Tensor names are looked up
+/// borrowed from the inspections, by index: a 163-shard, 100,352-tensor checkpoint spent
+/// most of its merge (175 ms natively, 230 ms on the page's UI thread) making, hashing and
+/// freeing a name and a shard name per tensor.
 struct Shards<'a> {
     infos: Vec<ShardInfo>,
     tensors: Vec<ModelTensor>,
@@ -521,7 +521,7 @@ fn collect_shards<'a>(files: &[&'a Inspection], findings: &mut Vec<Finding>) -> 
     for (name, all) in repeated {
         keep_bounded(findings);
         let Some(t) = all.first().and_then(|&i| out.tensors.get(i as usize)) else { continue };
-        let where_: Vec<&str> = all.iter().filter_map(|&i| out.shard_of.get(i as usize)).map(|&s| out.shard_name(s)).collect();
+        let where_: Vec<&str> = all.iter().filter_map(|&i| out.shard_of(i)).map(|s| out.shard_name(s)).collect();
         findings.push(
             Finding::error(
                 Code::DuplicateTensor,
