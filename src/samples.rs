@@ -9,33 +9,21 @@
 //! fails when that file no longer equals what the parsers make of the samples now, and
 //! `BLESS=1 cargo test --test samples` writes it anew.
 
-use crate::formats::{gguf, safetensors, Inspection, Parsed, Step};
-use crate::vocab::Format;
+use crate::formats::Inspection;
 
-/// A made-up file's inspection, by its format's own parser.
-pub fn inspect(name: &str, bytes: &[u8]) -> Option<Inspection> {
-    let len = bytes.len() as u64;
-    let (format, parsed) = if name.ends_with(".gguf") {
-        match gguf::parse(bytes, len) {
-            Step::Done(g) => (Format::Gguf, Parsed::Gguf(Box::new(g))),
-            Step::Need(_) => return None,
-        }
-    } else {
-        match safetensors::parse(bytes, len) {
-            Step::Done(h) => (Format::Safetensors, Parsed::Safetensors(h)),
-            Step::Need(_) => return None,
-        }
-    };
-    Some(Inspection::new(name, len, format, len, parsed))
+/// A made-up file's inspection, by the core's own driver (`source::inspect`, as the parse
+/// worker reads a file), over the bytes in memory.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn inspect(name: &str, bytes: &[u8]) -> Inspection {
+    let src = crate::source::MemorySource::new(bytes.to_vec());
+    pollster::block_on(crate::source::inspect::inspect(&src, name))
 }
 
 /// The inspections of [`samples`], encoded as the app reads them back
 /// ([`decode_view_inspections`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn encode_view_inspections() -> Result<Vec<u8>, String> {
-    let all = samples()
-        .iter()
-        .map(|(name, bytes)| inspect(name, bytes).ok_or_else(|| format!("{name}: the parser asked for more bytes")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let all: Vec<Inspection> = samples().iter().map(|(name, bytes)| inspect(name, bytes)).collect();
     postcard::to_stdvec(&all).map_err(|e| e.to_string())
 }
 

@@ -11,7 +11,7 @@ const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/web/warm_view.
 #[test]
 fn the_samples_are_sound_files_of_several_tensors() {
     for (name, bytes) in samples().into_iter().chain(worker_samples()) {
-        let i = inspect(name, &bytes).unwrap_or_else(|| panic!("{name}: the parser asked for more bytes"));
+        let i = inspect(name, &bytes);
         assert!(i.ok(), "{name}: {:?}", i.findings().map(|f| f.message.clone()).collect::<Vec<_>>());
         assert!(i.tensors().len() >= 3, "{name}: {} tensors", i.tensors().len());
     }

@@ -28,28 +28,30 @@ fn list<T: JsCast>(v: &JsValue) -> Vec<T> {
     }
 }
 
+/// `window.__tensorpeek`, the loader's object, when the loader ran.
+fn loader() -> Option<JsValue> {
+    let window = web_sys::window()?;
+    let tp = get(&window, "__tensorpeek");
+    (!tp.is_undefined() && !tp.is_null()).then_some(tp)
+}
+
+/// What the loader holds for the app (`pending`), when it holds something.
+fn pending(tp: &JsValue) -> Option<JsValue> {
+    let p = get(tp, "pending");
+    (!p.is_undefined() && !p.is_null()).then_some(p)
+}
+
 /// Whether something waits to be handed over (without taking it).
 pub fn has_pending() -> bool {
-    let Some(window) = web_sys::window() else { return false };
-    let tp = get(&window, "__tensorpeek");
-    !tp.is_undefined() && !tp.is_null() && {
-        let p = get(&tp, "pending");
-        !p.is_undefined() && !p.is_null()
-    }
+    loader().is_some_and(|tp| pending(&tp).is_some())
 }
 
 /// Takes the hand-off (once).
 pub fn take() -> Option<Handoff> {
-    let window = web_sys::window()?;
-    let tp = get(&window, "__tensorpeek");
-    if tp.is_undefined() || tp.is_null() {
-        return None;
-    }
-    let p = get(&tp, "pending");
+    let tp = loader()?;
+    let p = pending(&tp);
     let _ = Reflect::set(&tp, &JsValue::from_str("pending"), &JsValue::NULL);
-    if p.is_undefined() || p.is_null() {
-        return None;
-    }
+    let p = p?;
     if let Some(url) = get(&p, "url").as_string() {
         return Some(Handoff::Url(url));
     }

@@ -85,6 +85,15 @@ const INTENT_MS = Number(process.env.INTENT_MS ?? 500);
 const onScreen = (page, sel) =>
   page.waitForFunction((s) => !!document.querySelector(s), sel, { polling: 'raf', timeout: 120_000 });
 
+// Every main-thread task of 50 ms or more from now on, in window.__bench.tasks (ms).
+async function watchLongTasks(page) {
+  await page.evaluate(() => {
+    window.__bench = { tasks: [] };
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.tasks.push(e.duration); })
+      .observe({ type: 'longtask' });
+  });
+}
+
 // drop → first inventory row, in the page (change event → first row in the DOM).
 async function ours(path, { longtasks = false, intent = true } = {}) {
   // The first view as a person gets it (plain HTML; www/loader.js starts the app on the
@@ -94,10 +103,8 @@ async function ours(path, { longtasks = false, intent = true } = {}) {
     await page.hover('[data-testid=dropzone]');
     await page.waitForTimeout(INTENT_MS);
   }
+  await watchLongTasks(page);
   await page.evaluate(() => {
-    window.__bench = { tasks: [] };
-    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.tasks.push(e.duration); })
-      .observe({ type: 'longtask' });
     document.addEventListener('change', () => { window.__bench.t0 = performance.now(); }, true);
     new MutationObserver((_, obs) => {
       if (document.querySelector('[data-testid=tensor-row]')) { window.__bench.t1 = performance.now(); obs.disconnect(); }
@@ -209,10 +216,7 @@ if (only('tasks')) {
     const { context, page } = await openPage(browser, server.url, { app: false, countWorkerReads: false });
     await page.hover('[data-testid=dropzone]');
     await page.waitForTimeout(INTENT_MS);
-    await page.evaluate(() => {
-      window.__bench = { tasks: [] };
-      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.tasks.push(e.duration); }).observe({ type: 'longtask' });
-    });
+    await watchLongTasks(page);
     const t0 = performance.now();
     await page.setInputFiles('[data-testid=file-input]', files);
     await page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 300_000 });
