@@ -31,6 +31,7 @@ const ALSO_LIMITS: &[&str] = &[
     "PROGRESS_INTERVAL_MS",
     "MEMORY_PER_BYTE",
     "MEMORY_SLACK",
+    "COLLECT_FLOOR",
 ];
 
 fn is_limit(name: &str) -> bool {

@@ -39,19 +39,27 @@ fn small_synthetic_pickle_walks() {
     check(&data, 2500);
 }
 
-/// A state dict as torch.save writes it stays far inside the walk's memory budget: it
-/// holds under half of `MEMORY_PER_BYTE` per byte of its pickle (so real files are never
-/// stopped by it), counted as the walker counts (capacities, not lengths).
+/// A state dict as torch.save writes it stays inside the walk's memory budget with room
+/// to spare, and the collector (which runs several times on a pickle this size) frees the
+/// rebuild arguments but nothing the names need: every tensor is named, first to last.
 #[test]
-fn a_state_dict_holds_under_half_the_memory_budget() {
+fn a_state_dict_holds_well_inside_the_memory_budget_and_keeps_every_name() {
     use tensorpeek::formats::pickle::eval::MEMORY_PER_BYTE;
-    let data = state_dict_pickle(20_000);
+    let n = 60_000;
+    let data = state_dict_pickle(n);
     let w = walk(&data, &Context { torch: true, ..Context::default() });
     assert!(w.findings.is_empty(), "{:?}", w.findings.first());
     let per_byte = w.held as f64 / data.len() as f64;
     println!("{} bytes of pickle, {} held: {per_byte:.2} per byte", data.len(), w.held);
     assert!(per_byte > 2.0, "the count sees the values ({per_byte:.2} per byte)");
-    assert!(per_byte < MEMORY_PER_BYTE as f64 / 2.0, "{per_byte:.2} per byte of {MEMORY_PER_BYTE}");
+    assert!(per_byte < MEMORY_PER_BYTE as f64 * 0.75, "{per_byte:.2} per byte of {MEMORY_PER_BYTE}");
+    let (named, _) = w.named_tensors();
+    assert_eq!(named.len(), n);
+    let first = named.first().map(|t| (t.name.as_str(), t.tensor));
+    let last = named.last().map(|t| (t.name.as_str(), t.tensor));
+    assert_eq!(first, Some(("model.layers.0.mlp.gate_proj.weight", 0)));
+    assert_eq!(last, Some(("model.layers.59999.mlp.gate_proj.weight", 59_999)));
+    assert!(w.tensors.iter().enumerate().all(|(i, t)| t.storage as usize == i && t.shape == [4096, 11008]));
 }
 
 #[test]

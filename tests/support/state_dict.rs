@@ -8,6 +8,12 @@
 /// function, 'storage', the storage class, 'cpu', OrderedDict) fetched again with BINGET /
 /// LONG_BINGET, as CPython's pickler writes them.
 pub fn state_dict_pickle(n: usize) -> Vec<u8> {
+    state_dict_pickle_of(n, 4096, 11008)
+}
+
+/// The same with every tensor `rows` × `cols` (F32), so a zip can hold its storages.
+#[allow(dead_code)] // not every test binary that includes this file uses both
+pub fn state_dict_pickle_of(n: usize, rows: u16, cols: u16) -> Vec<u8> {
     let mut p = b"\x80\x02}".to_vec();
     let mut memo = 0u32;
     put(&mut p, &mut memo);
@@ -28,18 +34,18 @@ pub fn state_dict_pickle(n: usize) -> Vec<u8> {
         put(&mut p, &mut memo);
         once(&mut p, &mut memo, &mut cpu, |p| binunicode(p, "cpu"));
         p.push(b'J');
-        p.extend_from_slice(&(4096i32 * 11008).to_le_bytes());
+        p.extend_from_slice(&(i32::from(rows) * i32::from(cols)).to_le_bytes());
         p.push(b't');
         put(&mut p, &mut memo);
         p.extend_from_slice(b"QK\x00");
         p.push(b'M');
-        p.extend_from_slice(&4096u16.to_le_bytes());
+        p.extend_from_slice(&rows.to_le_bytes());
         p.push(b'M');
-        p.extend_from_slice(&11008u16.to_le_bytes());
+        p.extend_from_slice(&cols.to_le_bytes());
         p.push(0x86);
         put(&mut p, &mut memo);
         p.push(b'M');
-        p.extend_from_slice(&11008u16.to_le_bytes());
+        p.extend_from_slice(&cols.to_le_bytes());
         p.extend_from_slice(b"K\x01\x86");
         put(&mut p, &mut memo);
         p.push(0x89);

@@ -6,10 +6,12 @@
 //! symbolic [`Obj::Instance`], except for the few torch/collections/_codecs functions
 //! whose meaning is fixed by the format (tensor rebuilds, `OrderedDict`, `_codecs.encode`).
 //!
-//! Objects live in an arena (a [`Chunked`] vector of [`Obj`]) and values refer to them by index, so DUP / GET
-//! are O(1), mutation through the memo is shared as in Python, and cycles are harmless.
-//! Every container item was pushed by one opcode, so memory is O(opcodes), and the opcode
-//! count is bounded.
+//! Objects live in an arena (a [`Chunked`] vector of [`Obj`]) and values refer to them by
+//! index, so DUP / GET are O(1), mutation through the memo is shared as in Python, and
+//! cycles are harmless. Every container item was pushed by one opcode, so memory is
+//! O(opcodes), and the opcode count is bounded. What the stream can no longer reach is
+//! freed: a mark-and-sweep collector ([`Machine::collect`]) returns unreachable objects'
+//! slots for reuse, and the memo keeps only entries some GET of the stream reads.
 
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
@@ -53,14 +55,19 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// Symbolic values a walk may hold, per byte of the walked stream, plus
 /// [`MEMORY_SLACK`]: the stack, the arena's objects and container items, the memo, kept
 /// strings, import records, storages and tensors, as counted by the walker (heap
-/// overhead and vectors' spare capacity come on top). A state dict laid out as
-/// torch.save writes it holds ~10 per byte (measured: `tests/memory_bounds.rs`, a
-/// 100,000-tensor `data.pkl`); a stream of one-byte opcodes that each push a value or
-/// make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte object and its value). Past the budget the walk stops (`PickleLimit`)
-/// and the rest of the stream is only scanned for the imports it names.
-pub const MEMORY_PER_BYTE: u64 = 20;
+/// overhead comes on top; a vector's growth is checked before it happens). A state dict
+/// laid out as torch.save writes it keeps ~3.2 per byte once its garbage is collected
+/// (measured: `tests/pickle_walk_rate.rs`); a stream of one-byte opcodes that each push a
+/// value or make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte
+/// slot and its value). Past the budget the walk stops (`PickleLimit`) and the rest of
+/// the stream is only scanned for the imports it names.
+pub const MEMORY_PER_BYTE: u64 = 6;
 /// What any walk may hold whatever its length (small files with big containers).
 pub const MEMORY_SLACK: u64 = 16 << 20;
+/// Counted bytes a walk makes before its first collection, and at least between two
+/// (otherwise a quarter of what was live after the last): small pickles are never
+/// collected, and garbage stays under a quarter of what is live.
+pub const COLLECT_FLOOR: u64 = 4 << 20;
 /// Distinct imports listed per walk beyond the ones that cannot be numerous (allowed ones,
 /// and the callables the walker follows): real files import a few dozen things; one
 /// crafted to import 200,000 distinct names made a record and an explanation each. Past
@@ -94,6 +101,11 @@ pub enum Value {
     OwnedBytes(Rc<[u8]>),
     /// The object an import produced: index into [`Walk::globals`].
     Global(u32),
+    /// A storage from a persistent id: index into [`Walk::storages`] (a value, not an arena
+    /// object: a state dict holds one per tensor, and a slot each was a fifth of the walk).
+    Storage(u32),
+    /// A tensor from a rebuild call: index into [`Walk::tensors`].
+    Tensor(u32),
     /// A container or object: index into the arena.
     Obj(u32),
     /// Anything we do not model (out-of-band buffers, results of unknown imports).
@@ -132,10 +144,8 @@ pub enum Obj {
     Set(Vec<Value>),
     /// The result of a call we did not evaluate (boxed: keeps `Obj` small).
     Instance(Box<Instance>),
-    /// A storage from a persistent id: index into [`Walk::storages`].
-    Storage(u32),
-    /// A tensor from a rebuild call: index into [`Walk::tensors`].
-    Tensor(u32),
+    /// A slot the collector freed (no value refers to it); the next object made takes it.
+    Free,
 }
 
 /// What was called, its arguments, the state BUILD gave it, and items / entries appended
@@ -405,64 +415,136 @@ impl<T> Chunked<T> {
     }
 }
 
-/// The memo: dense for the indices writers use (0, 1, 2, … in order), a map for any
-/// other index a file may name (so a lying index never makes us allocate up to it).
+/// Indices as a bitset for the small ones (below the stream's length: one bit each) and a
+/// set for the others, which each cost a LONG_BINPUT / LONG_BINGET of the stream.
 #[derive(Default)]
+struct IndexSet {
+    bits: Vec<u64>,
+    /// Indices from `bits.len() * 64` up to this bound go into `bits` (grown to reach them).
+    small: u64,
+    large: std::collections::HashSet<u64>,
+}
+
+impl IndexSet {
+    fn new(small: u64) -> Self {
+        IndexSet { small, ..Default::default() }
+    }
+
+    fn contains(&self, i: u64) -> bool {
+        if i < self.small {
+            let word = usize::try_from(i / 64).ok().and_then(|w| self.bits.get(w));
+            word.is_some_and(|w| w & (1 << (i % 64)) != 0)
+        } else {
+            self.large.contains(&i)
+        }
+    }
+
+    /// Adds `i`; whether it was new, and the bytes the set grew by.
+    fn insert(&mut self, i: u64) -> (bool, usize) {
+        if i < self.small {
+            let Ok(w) = usize::try_from(i / 64) else { return (false, 0) };
+            let before = self.bits.capacity();
+            if self.bits.len() <= w {
+                self.bits.resize(w + 1, 0);
+            }
+            let grown = self.bits.capacity().saturating_sub(before) * 8;
+            match self.bits.get_mut(w) {
+                Some(word) => {
+                    let bit = 1 << (i % 64);
+                    let new = *word & bit == 0;
+                    *word |= bit;
+                    (new, grown)
+                }
+                None => (false, grown),
+            }
+        } else {
+            let before = self.large.capacity();
+            let new = self.large.insert(i);
+            // a hash set slot: the key and a control byte
+            (new, self.large.capacity().saturating_sub(before) * 9)
+        }
+    }
+}
+
+/// The memo. CPython's is a dict from index to object; here only the entries some GET of
+/// the stream reads are kept (the pre-pass [`read_indices`] lists them): torch.save
+/// memoizes every container and string it writes and reads back only the few it repeats
+/// (the storage tag, `"cpu"`, the rebuild function), so the rest need not be held, and
+/// once off the stack they are garbage the collector frees. Every index stored is still
+/// counted once, as `MEMOIZE` names the next entry by the memo's length.
 struct Memo {
-    dense: Chunked<Option<Value>>,
-    sparse: HashMap<u64, Value>,
+    /// Indices some GET / BINGET / LONG_BINGET of the stream names.
+    read: IndexSet,
+    /// Indices PUT so far (for the length).
+    put: IndexSet,
+    values: HashMap<u64, Value>,
     len: usize,
 }
 
-/// How far past the dense part an index may land and still extend it.
-const MEMO_DENSE_GAP: u64 = 1024;
-
 impl Memo {
+    fn new(read: IndexSet, small: u64) -> Self {
+        Memo { read, put: IndexSet::new(small), values: HashMap::new(), len: 0 }
+    }
+
+    /// Distinct indices stored (CPython's `len(memo)`).
     fn len(&self) -> usize {
         self.len
     }
 
-    fn get(&self, idx: u64) -> Option<&Value> {
-        match usize::try_from(idx).ok().and_then(|i| self.dense.get(i)) {
-            Some(slot) => slot.as_ref(),
-            None => self.sparse.get(&idx),
-        }
+    fn has(&self, idx: u64) -> bool {
+        self.put.contains(idx)
     }
 
-    fn insert(&mut self, idx: u64, v: Value) {
-        let dense_len = self.dense.len() as u64;
-        if idx < dense_len.saturating_add(MEMO_DENSE_GAP) && idx < MAX_MEMO as u64 {
-            let i = idx as usize;
-            if i >= self.dense.len() {
-                let from = self.dense.len() as u64;
-                while self.dense.len() <= i {
-                    self.dense.push(None);
-                }
-                if !self.sparse.is_empty() {
-                    // entries stored sparse before the dense part reached them move over
-                    for k in from..=idx {
-                        if let Some(old) = self.sparse.remove(&k) {
-                            if let Some(slot) = self.dense.get_mut(k as usize) {
-                                *slot = Some(old);
-                            }
-                        }
+    fn get(&self, idx: u64) -> Option<&Value> {
+        self.values.get(&idx)
+    }
+
+    /// Stores `v` at `idx`; the bytes the memo grew by.
+    fn insert(&mut self, idx: u64, v: Value) -> usize {
+        let (new, mut grown) = self.put.insert(idx);
+        if new {
+            self.len += 1;
+        }
+        if self.read.contains(idx) {
+            let before = self.values.capacity();
+            self.values.insert(idx, v);
+            grown += self.values.capacity().saturating_sub(before) * (VALUE + 9);
+        }
+        grown
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Value> {
+        self.values.values()
+    }
+}
+
+/// The memo indices a stream reads (GET, BINGET, LONG_BINGET), up to its STOP or the
+/// first byte that is not an opcode: one decoding pass, no values. Indices below the
+/// stream's length go into a bitset (an eighth of a byte per byte of stream), others into
+/// a set (each costs a 5-byte LONG_BINGET).
+fn read_indices(data: &[u8]) -> IndexSet {
+    let mut set = IndexSet::new(data.len() as u64);
+    let mut pos = 0;
+    while let Ok(d) = ops::decode(data, pos) {
+        match (d.info.op, d.arg) {
+            (Op::Stop, _) => break,
+            (Op::Get, Arg::Line(l)) => {
+                if let Some(Value::Int(i)) = parse_int_line(l) {
+                    if let Ok(i) = u64::try_from(i) {
+                        set.insert(i);
                     }
                 }
             }
-            // an index lands in the dense part only once it is below its end, so the
-            // sparse map never holds it (and is not hashed on this hot path)
-            if let Some(slot) = self.dense.get_mut(i) {
-                if slot.is_none() {
-                    self.len += 1;
+            (Op::BinGet | Op::LongBinGet, Arg::Int(i)) => {
+                if let Ok(i) = u64::try_from(i) {
+                    set.insert(i);
                 }
-                *slot = Some(v);
             }
-            return;
+            _ => {}
         }
-        if self.sparse.insert(idx, v).is_none() {
-            self.len += 1;
-        }
+        pos = d.next;
     }
+    set
 }
 
 /// An import's identity: module, name, opcode and nesting.
@@ -495,6 +577,21 @@ impl Sink {
 
 const VALUE: usize = std::mem::size_of::<Value>();
 
+
+/// Bytes an arena object holds beyond its slot, as counted: its vectors by capacity.
+fn obj_bytes(o: &Obj) -> usize {
+    match o {
+        Obj::List(v) | Obj::Tuple(v) | Obj::Set(v) => v.capacity() * VALUE,
+        Obj::Dict(d) => d.capacity() * 2 * VALUE,
+        Obj::Instance(inst) => {
+            std::mem::size_of::<Instance>()
+                + inst.items.capacity() * VALUE
+                + inst.entries.capacity() * 2 * VALUE
+        }
+        Obj::Free => 0,
+    }
+}
+
 struct Machine<'a, 's> {
     data: &'a [u8],
     ctx: &'a Context,
@@ -504,6 +601,10 @@ struct Machine<'a, 's> {
     marks: Vec<usize>,
     memo: Memo,
     arena: Chunked<Obj>,
+    /// Arena slots the collector freed, taken by the next objects made.
+    free: Vec<u32>,
+    /// `sink.held` above which the collector runs next ([`Machine::collect`]).
+    next_collect: u64,
     storages: Vec<StorageRef>,
     storage_by_key: BTreeMap<Rc<str>, u32>,
     /// `module.name` of each global, made once (indexed like `sink.globals`).
@@ -522,6 +623,8 @@ struct Machine<'a, 's> {
 enum Stop {
     Malformed(String),
     Limit(String),
+    /// Growing the stack or a container would take the walk past its memory budget.
+    Memory,
 }
 
 type Res<T> = Result<T, Stop>;
@@ -688,6 +791,9 @@ fn long_bytes(b: &[u8]) -> Value {
 
 impl<'a, 's> Machine<'a, 's> {
     fn new(data: &'a [u8], ctx: &'a Context, nesting: u32, sink: &'s mut Sink) -> Self {
+        let read = read_indices(data);
+        sink.hold(read.bits.capacity() * 8 + read.large.capacity() * 9);
+        let held = sink.held;
         Machine {
             data,
             ctx,
@@ -695,10 +801,10 @@ impl<'a, 's> Machine<'a, 's> {
             sink,
             stack: Vec::new(),
             marks: Vec::new(),
-            // writers memoize about one object per 12 bytes of stream (torch's data.pkl:
-            // ~13); sized from the bytes we hold, never from a count the file claims
-            memo: Memo::default(),
+            memo: Memo::new(read, data.len() as u64),
             arena: Chunked::default(),
+            free: Vec::new(),
+            next_collect: held.saturating_add(COLLECT_FLOOR),
             storages: Vec::new(),
             storage_by_key: BTreeMap::new(),
             global_names: Vec::new(),
@@ -789,24 +895,51 @@ impl<'a, 's> Machine<'a, 's> {
                         Finding::error(Code::PickleMalformed, format!("{name}: {m}"))
                     }
                     Stop::Limit(m) => Finding::error(Code::PickleLimit, format!("{name}: {m}")),
+                    Stop::Memory => return self.over_memory(),
                 };
                 self.finding(f.at(at).field("pickle"));
                 return End::Failed;
             }
             self.pos = d.next;
             let stack = (self.stack.capacity() as u64).saturating_mul(VALUE as u64);
-            if self.sink.held.saturating_add(stack) > self.sink.memory {
-                let at = self.here();
-                let msg = format!(
-                    "the walk holds more than {} bytes of symbolic values ({MEMORY_PER_BYTE} per byte of the stream + {} MiB): it stops here; the imports the rest of the stream names (GLOBAL, INST) are still listed",
-                    self.sink.memory,
-                    MEMORY_SLACK >> 20
-                );
-                self.finding(Finding::error(Code::PickleLimit, msg).at(at).field("pickle"));
-                self.scan_imports();
-                return End::Failed;
+            let held = self.sink.held.saturating_add(stack);
+            // collect when the held bytes grew by a quarter of what was live after the
+            // last collection (each collection, linear in the arena, is paid for by a
+            // quarter as many bytes made since), or when over the budget; a collection takes a step per
+            // arena slot from the work budget, so a walk that holds close to its memory
+            // budget, collecting again and again, stops in linear time all the same
+            if self.sink.held > self.next_collect || held > self.sink.memory {
+                let cost = self.arena.len() as u64;
+                if cost <= self.sink.budget {
+                    self.sink.budget -= cost;
+                    self.collect();
+                }
+            }
+            let held = self.sink.held.saturating_add(stack);
+            if held > self.sink.memory {
+                return self.over_memory();
             }
         }
+    }
+
+    /// Stops the walk over its memory budget: a finding, then the imports the rest of the
+    /// stream names.
+    fn over_memory(&mut self) -> End {
+        let at = self.here();
+        let msg = format!(
+            "the walk holds more than {} bytes of symbolic values ({MEMORY_PER_BYTE} per byte of the stream + {} MiB): it stops here; the imports the rest of the stream names (GLOBAL, INST) are still listed",
+            self.sink.memory,
+            MEMORY_SLACK >> 20
+        );
+        self.finding(Finding::error(Code::PickleLimit, msg).at(at).field("pickle"));
+        self.scan_imports();
+        End::Failed
+    }
+
+    /// Bytes the walk may still take before its memory budget (the stack by capacity).
+    fn room(&self) -> u64 {
+        let stack = (self.stack.capacity() as u64).saturating_mul(VALUE as u64);
+        self.sink.memory.saturating_sub(self.sink.held.saturating_add(stack))
     }
 
     /// After the walk stopped: the imports that name themselves in the stream (GLOBAL,
@@ -832,6 +965,12 @@ impl<'a, 's> Machine<'a, 's> {
     fn push(&mut self, v: Value) -> Res<()> {
         if self.stack.len() >= MAX_STACK {
             return Err(Stop::Limit(format!("the stack exceeds {MAX_STACK} values")));
+        }
+        // a vector that grows holds its old and new blocks at once: checked before, so a
+        // doubling never takes the walk past its budget (found measuring: a 100 MB list
+        // peaked at 12 × its stream)
+        if growth(self.stack.len(), self.stack.capacity(), 1, VALUE) > self.room() {
+            return Err(Stop::Memory);
         }
         self.stack.push(v);
         Ok(())
@@ -864,18 +1003,97 @@ impl<'a, 's> Machine<'a, 's> {
     fn new_obj(&mut self, o: Obj) -> Value {
         // held: the container's capacity (not its length: a vector's spare room is memory
         // too) and the arena's growth
-        let extra = match &o {
-            Obj::List(v) | Obj::Tuple(v) | Obj::Set(v) => v.capacity() * VALUE,
-            Obj::Dict(d) => d.capacity() * 2 * VALUE,
-            Obj::Instance(_) => std::mem::size_of::<Instance>(),
-            Obj::Storage(_) | Obj::Tensor(_) => 0,
-        };
+        let extra = obj_bytes(&o);
+        if let Some(id) = self.free.pop() {
+            if let Some(slot) = self.arena.get_mut(id as usize) {
+                *slot = o;
+                self.sink.hold(extra);
+                return Value::Obj(id);
+            }
+        }
         let id = u32::try_from(self.arena.len()).unwrap_or(u32::MAX);
         let before = self.arena.capacity();
         self.arena.push(o);
         let grown = self.arena.capacity().saturating_sub(before);
         self.sink.hold(grown * std::mem::size_of::<Obj>() + extra);
         Value::Obj(id)
+    }
+
+    /// Frees every arena object no value the walk can still reach refers to (mark from the
+    /// stack, the memo and the result; sweep the rest into the free list): the arguments
+    /// of a tensor rebuild, the persistent id of a storage, containers popped and never
+    /// memoized for a GET. Runs between opcodes only, when no value is held elsewhere.
+    /// Linear in the arena; called after as many bytes were made as were live.
+    fn collect(&mut self) {
+        let mut marked = vec![0u64; self.arena.len().div_ceil(64)];
+        let mut work: Vec<u32> = Vec::new();
+        let roots = self.stack.iter().chain(self.memo.values()).chain(self.result.iter());
+        let reach = |v: &Value, marked: &mut Vec<u64>, work: &mut Vec<u32>| {
+            if let Value::Obj(i) = v {
+                if let Some(w) = marked.get_mut(*i as usize / 64) {
+                    let bit = 1u64 << (*i % 64);
+                    if *w & bit == 0 {
+                        *w |= bit;
+                        work.push(*i);
+                    }
+                }
+            }
+        };
+        for v in roots {
+            reach(v, &mut marked, &mut work);
+        }
+        while let Some(i) = work.pop() {
+            match self.arena.get(i as usize) {
+                Some(Obj::List(v) | Obj::Tuple(v) | Obj::Set(v)) => {
+                    for x in v {
+                        reach(x, &mut marked, &mut work);
+                    }
+                }
+                Some(Obj::Dict(d)) => {
+                    for (k, x) in d {
+                        reach(k, &mut marked, &mut work);
+                        reach(x, &mut marked, &mut work);
+                    }
+                }
+                Some(Obj::Instance(inst)) => {
+                    let Instance { func, args, state, items, entries } = &**inst;
+                    for x in [func, args].into_iter().chain(state).chain(items) {
+                        reach(x, &mut marked, &mut work);
+                    }
+                    for (k, x) in entries {
+                        reach(k, &mut marked, &mut work);
+                        reach(x, &mut marked, &mut work);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut freed = 0usize;
+        let free_cap = self.free.capacity();
+        for i in 0..self.arena.len() {
+            let live = marked.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
+            if live {
+                continue;
+            }
+            if let Some(slot) = self.arena.get_mut(i) {
+                if matches!(slot, Obj::Free) {
+                    continue;
+                }
+                freed += obj_bytes(slot);
+                *slot = Obj::Free;
+                self.free.push(i as u32);
+            }
+        }
+        let grown = self.free.capacity().saturating_sub(free_cap) * 4;
+        self.sink.held = self.sink.held.saturating_sub(freed as u64);
+        self.sink.hold(grown);
+        let live = self.sink.held;
+        // the next collection after a quarter as much again (at least COLLECT_FLOOR, and
+        // at least a sweep's worth of slots): garbage stays under a quarter of what is live
+        let step = (live / 4)
+            .max(COLLECT_FLOOR)
+            .max((self.arena.len() as u64).saturating_mul(8));
+        self.next_collect = live.saturating_add(step);
     }
 
     fn obj_mut(&mut self, v: &Value) -> Option<&mut Obj> {
@@ -929,13 +1147,10 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn memo_put(&mut self, idx: u64) -> Res<()> {
         let v = self.top()?.clone();
-        if self.memo.len() >= MAX_MEMO && self.memo.get(idx).is_none() {
+        if self.memo.len() >= MAX_MEMO && !self.memo.has(idx) {
             return Err(Stop::Limit(format!("the memo exceeds {MAX_MEMO} entries")));
         }
-        let (cap, sparse) = (self.memo.dense.capacity(), self.memo.sparse.len());
-        self.memo.insert(idx, v);
-        let grown = self.memo.dense.capacity().saturating_sub(cap) * std::mem::size_of::<Option<Value>>()
-            + self.memo.sparse.len().saturating_sub(sparse) * 2 * VALUE;
+        let grown = self.memo.insert(idx, v);
         self.sink.hold(grown);
         Ok(())
     }
@@ -1276,23 +1491,25 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn append(&mut self, new: Vec<Value>) -> Res<()> {
         let target = self.top()?.clone();
+        let room = self.room();
         let grown = match self.obj_mut(&target) {
-            Some(Obj::List(v) | Obj::Set(v)) => grow(v, new),
-            Some(Obj::Instance(inst)) => grow(&mut inst.items, new),
+            Some(Obj::List(v) | Obj::Set(v)) => grow(v, new, room),
+            Some(Obj::Instance(inst)) => grow(&mut inst.items, new, room),
             _ => return malformed("APPEND to something that is not a list"),
         };
-        self.sink.hold(grown * VALUE);
+        self.sink.hold(grown.ok_or(Stop::Memory)?);
         Ok(())
     }
 
     fn set_items(&mut self, new: Vec<(Value, Value)>) -> Res<()> {
         let target = self.top()?.clone();
+        let room = self.room();
         let grown = match self.obj_mut(&target) {
-            Some(Obj::Dict(d)) => grow(d, new),
-            Some(Obj::Instance(inst)) => grow(&mut inst.entries, new),
+            Some(Obj::Dict(d)) => grow(d, new, room),
+            Some(Obj::Instance(inst)) => grow(&mut inst.entries, new, room),
             _ => return malformed("SETITEM on something that is not a dict"),
         };
-        self.sink.hold(grown * 2 * VALUE);
+        self.sink.hold(grown.ok_or(Stop::Memory)?);
         Ok(())
     }
 
@@ -1559,8 +1776,8 @@ impl<'a, 's> Machine<'a, 's> {
 
     fn rebuild(&mut self, k: Known, args: &Value, at: u64) -> Option<Value> {
         let items = self.tuple_ref(args)?;
-        let storage = match self.obj(items.first()?)? {
-            Obj::Storage(s) => *s,
+        let storage = match items.first()? {
+            Value::Storage(s) => *s,
             _ => return None,
         };
         let storage_offset = match items.get(1)? {
@@ -1598,7 +1815,7 @@ impl<'a, 's> Machine<'a, 's> {
             dtype,
             offset: at,
         });
-        Some(self.new_obj(Obj::Tensor(id)))
+        Some(Value::Tensor(id))
     }
 
     fn persistent_load(&mut self, pid: Value) -> Value {
@@ -1643,7 +1860,8 @@ impl<'a, 's> Machine<'a, 's> {
         let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
         let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
         if id == next {
-            self.sink.hold(std::mem::size_of::<StorageRef>() + 2 * std::mem::size_of::<Rc<str>>());
+            // its strings are shared with the values (and counted when made)
+            self.sink.hold(std::mem::size_of::<StorageRef>());
             self.storages.push(StorageRef {
                 key,
                 type_name,
@@ -1652,7 +1870,7 @@ impl<'a, 's> Machine<'a, 's> {
                 offset: at,
             });
         }
-        self.new_obj(Obj::Storage(id))
+        Value::Storage(id)
     }
 
     /// `module.name` of a recorded global (made once per global).
@@ -1774,11 +1992,28 @@ impl<'a, 's> Machine<'a, 's> {
     }
 }
 
-/// Extends `v` by `new`; how many slots its capacity grew by.
-fn grow<T>(v: &mut Vec<T>, new: Vec<T>) -> usize {
+/// Bytes a vector of `len` items in `capacity` slots of `size` bytes takes while it grows
+/// to hold `more` (its old and new blocks, as a reallocation may copy); 0 when it fits.
+fn growth(len: usize, capacity: usize, more: usize, size: usize) -> u64 {
+    let need = len.saturating_add(more);
+    if need <= capacity {
+        return 0;
+    }
+    // a Vec at least doubles (and starts at 4 slots for small items)
+    let new = need.max(capacity.saturating_mul(2)).max(4);
+    (new.saturating_add(capacity) as u64).saturating_mul(size as u64)
+}
+
+/// Extends `v` by `new` when its growth fits in `room` bytes; the bytes its capacity grew
+/// by (None, and `v` unchanged, when it does not fit).
+fn grow<T>(v: &mut Vec<T>, new: Vec<T>, room: u64) -> Option<usize> {
+    let size = std::mem::size_of::<T>();
+    if growth(v.len(), v.capacity(), new.len(), size) > room {
+        return None;
+    }
     let before = v.capacity();
     v.extend(new);
-    v.capacity().saturating_sub(before)
+    Some(v.capacity().saturating_sub(before) * size)
 }
 
 fn pairs(items: Vec<Value>) -> Res<Vec<(Value, Value)>> {
@@ -1856,11 +2091,9 @@ impl Walk {
         out: &mut Vec<NamedTensor>,
         findings: &mut Vec<Finding>,
     ) {
-        let Value::Obj(id) = v else { return };
-        let id = *id as usize;
-        let Some(obj) = self.arena.get(id) else {
+        if !matches!(v, Value::Obj(_) | Value::Tensor(_)) {
             return;
-        };
+        }
         if path.len() >= MAX_PATH_DEPTH {
             if findings.is_empty() {
                 findings.push(Finding::warning(
@@ -1870,6 +2103,23 @@ impl Walk {
             }
             return;
         }
+        if let Value::Tensor(t) = v {
+            if let Some(s) = seen.get_mut(*t as usize) {
+                if !*s {
+                    *s = true;
+                    out.push(NamedTensor {
+                        name: path.join("."),
+                        tensor: *t,
+                    });
+                }
+            }
+            return;
+        }
+        let Value::Obj(id) = v else { return };
+        let id = *id as usize;
+        let Some(obj) = self.arena.get(id) else {
+            return;
+        };
         if on_path.get(id).copied().unwrap_or(true) {
             return; // a cycle, or a container already walked by another path
         }
@@ -1889,17 +2139,6 @@ impl Walk {
             path.pop();
         };
         match obj {
-            Obj::Tensor(t) => {
-                if let Some(s) = seen.get_mut(*t as usize) {
-                    if !*s {
-                        *s = true;
-                        out.push(NamedTensor {
-                            name: path.join("."),
-                            tensor: *t,
-                        });
-                    }
-                }
-            }
             Obj::Dict(d) => {
                 for (k, val) in d {
                     child(key_text(k), val, path, on_path, seen, out, findings);
@@ -1935,7 +2174,7 @@ impl Walk {
                     child(key_text(k), val, path, on_path, seen, out, findings);
                 }
             }
-            Obj::Storage(_) => {}
+            Obj::Free => {}
         }
         // stays marked: a container shared by many paths is walked once, by the first
         // (its tensors are named there); unmarking it made a DAG of n lists each holding

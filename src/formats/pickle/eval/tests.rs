@@ -225,11 +225,7 @@ fn pop_on_an_empty_mark_pops_the_mark() {
 #[test]
 fn an_import_performed_again_is_counted_on_its_first_record() {
     // os.system called three times, the import written each time; then once nested
-    let mut p = b"\x80\x02".to_vec();
-    for _ in 0..3 {
-        p.extend_from_slice(b"cposix\nsystem\nX\x02\x00\x00\x00id\x85R0");
-    }
-    p.extend_from_slice(b"cbuiltins\nprint\n0N.");
+    let p = repeated(b"\x80\x02", b"cposix\nsystem\nX\x02\x00\x00\x00id\x85R0", 3, b"cbuiltins\nprint\n0N.");
     let w = w(&p);
     assert_eq!(w.end, End::Stop(p.len() as u64));
     let rows: Vec<_> = w.globals.iter().map(|g| (g.name.as_deref(), g.count, g.offset)).collect();
@@ -288,4 +284,51 @@ fn the_chunked_vector_grows_without_moving_and_counts_its_slots() {
         *x = 7;
     }
     assert_eq!(c.get(CHUNK), Some(&7));
+}
+
+#[test]
+fn garbage_is_collected_so_a_stream_of_discarded_tuples_is_walked_to_its_end() {
+    // 600,000 × (MARK, two ints, TUPLE, POP): 4.2 MB of stream making 48 MB of tuples
+    // (their items and arena slots), every one dropped at once: more than the budget
+    // (6 per byte + 16 MiB = 41 MB) unless the collector frees them
+    let p = repeated(b"\x80\x02", b"(K\x01K\x02t0", 600_000, b"N.");
+    let w = w(&p);
+    assert_eq!(w.end, End::Stop(p.len() as u64), "{:?}", w.findings);
+    assert!(w.findings.iter().all(|f| f.code != Code::PickleLimit), "{:?}", w.findings);
+    // what stays held: the arena's slots (reused) and the free list, never the tuples
+    assert!(w.held < 3 * COLLECT_FLOOR, "held {}", w.held);
+    assert!(w.arena.len() < 200_000, "arena {}", w.arena.len());
+}
+
+#[test]
+fn memoize_counts_entries_no_get_reads() {
+    // protocol 4: 'a' MEMOIZE (0), POP, 'b' MEMOIZE (1), POP, BINGET 1: entry 0 is never
+    // read (so not kept) but still counts, or 'b' would be stored as 0 and the GET fail
+    let p = b"\x80\x04\x8c\x01a\x940\x8c\x01b\x940h\x01.";
+    let w = w(p);
+    assert_eq!(w.end, End::Stop(p.len() as u64), "{:?}", w.findings);
+    assert_eq!(w.root, Value::Str(Rc::from("b")));
+}
+
+#[test]
+fn a_container_that_would_grow_past_the_budget_stops_the_walk_before_it_grows() {
+    // one list of BININTs appended four at a time: 5 bytes of stream per 24-byte item, so
+    // the list's doublings (old and new block at once) pass 6 per byte + 16 MiB
+    let unit = b"(J\x01\x00\x00\x00J\x01\x00\x00\x00J\x01\x00\x00\x00J\x01\x00\x00\x00e";
+    let p = repeated(b"\x80\x02]", unit, 1_500_000, b"cposix\nsystem\n.");
+    let w = w(&p);
+    assert_eq!(w.end, End::Failed);
+    assert!(w.findings.iter().any(|f| f.code == Code::PickleLimit && f.message.contains("symbolic values")), "{:?}", w.findings);
+    assert!(w.held <= MEMORY_PER_BYTE * p.len() as u64 + MEMORY_SLACK, "held {}", w.held);
+    assert_eq!(w.globals.last().and_then(|g| g.module.as_deref()), Some("posix"));
+}
+
+/// `head`, then `unit` `n` times, then `tail`.
+fn repeated(head: &[u8], unit: &[u8], n: usize, tail: &[u8]) -> Vec<u8> {
+    let mut p = head.to_vec();
+    for _ in 0..n {
+        p.extend_from_slice(unit);
+    }
+    p.extend_from_slice(tail);
+    p
 }
