@@ -78,7 +78,7 @@ fn bound(header_bytes: u64) -> u64 {
 }
 
 /// The pickle family's bound (docs/limits.md): the walk keeps what the stream can still
-/// reach (~3.2 bytes of symbolic values per byte of a state dict's pickle, garbage freed)
+/// reach (~3.2 bytes of symbolic values per byte of a state dict's pickle once collected)
 /// and stops at `MEMORY_PER_BYTE` (6) per byte + 16 MiB as it counts; the inventory of a
 /// pickled state dict then takes ~1.1 KB a tensor (the walk's names, torch's tensor list
 /// and the common entries), about 8 × a tensor's ~133 bytes of pickle. 12 × + 64 MiB

@@ -57,6 +57,7 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// strings, import records, storages and tensors, as counted by the walker (heap
 /// overhead comes on top; a vector's growth is checked before it happens). A state dict
 /// laid out as torch.save writes it keeps ~3.2 per byte once its garbage is collected
+/// (4.0–4.4 with the garbage made since)
 /// (measured: `tests/pickle_walk_rate.rs`); a stream of one-byte opcodes that each push a
 /// value or make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte
 /// slot and its value). Past the budget the walk stops (`PickleLimit`) and the rest of
@@ -64,10 +65,16 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 pub const MEMORY_PER_BYTE: u64 = 6;
 /// What any walk may hold whatever its length (small files with big containers).
 pub const MEMORY_SLACK: u64 = 16 << 20;
-/// Counted bytes a walk makes before its first collection, and at least between two
-/// (otherwise a quarter of what was live after the last): small pickles are never
-/// collected, and garbage stays under a quarter of what is live.
+/// Bytes of objects a walk makes before its first collection, and at least between two
+/// (otherwise half of what was live after the last): small pickles are never collected,
+/// and garbage stays under half of what is live.
 pub const COLLECT_FLOOR: u64 = 4 << 20;
+/// Largest item vector kept for reuse (a state dict's tuples hold 2 to 6 items).
+const POOLED_CAPACITY: usize = 8;
+/// Fewest and most vectors, and instances, kept for reuse: as many as were made in the
+/// last round between two collections, within these (the rest go back to the allocator).
+const MIN_POOLED: usize = 1 << 10;
+const MAX_POOLED: usize = 1 << 20;
 /// Distinct imports listed per walk beyond the ones that cannot be numerous (allowed ones,
 /// and the callables the walker follows): real files import a few dozen things; one
 /// crafted to import 200,000 distinct names made a record and an explanation each. Past
@@ -603,8 +610,22 @@ struct Machine<'a, 's> {
     arena: Chunked<Obj>,
     /// Arena slots the collector freed, taken by the next objects made.
     free: Vec<u32>,
-    /// `sink.held` above which the collector runs next ([`Machine::collect`]).
-    next_collect: u64,
+    /// Small item vectors and instances the collector freed, emptied, for the next ones
+    /// made: a state dict makes and drops five per tensor, and handing them back to the
+    /// allocator one by one (then asking again) was a third of the walk's time.
+    vec_pool: Vec<Vec<Value>>,
+    instance_pool: Vec<Box<Instance>>,
+    /// Most entries each pool may hold: as many small vectors / instances as the walk made
+    /// between the last two collections (so the pools hold one round's worth, not more).
+    pool_cap: usize,
+    /// Small vectors and instances made since the last collection.
+    small_made: usize,
+    /// Counted bytes the pools hold (left out of what a collection finds live).
+    pooled: u64,
+    /// Bytes of objects made (slots and items, reused ones too) since the last collection,
+    /// and how many the next collection waits for ([`Machine::collect`]).
+    made: u64,
+    collect_after: u64,
     storages: Vec<StorageRef>,
     storage_by_key: BTreeMap<Rc<str>, u32>,
     /// `module.name` of each global, made once (indexed like `sink.globals`).
@@ -804,7 +825,13 @@ impl<'a, 's> Machine<'a, 's> {
             memo: Memo::new(read, data.len() as u64),
             arena: Chunked::default(),
             free: Vec::new(),
-            next_collect: held.saturating_add(COLLECT_FLOOR),
+            vec_pool: Vec::new(),
+            instance_pool: Vec::new(),
+            pool_cap: MIN_POOLED,
+            small_made: 0,
+            pooled: 0,
+            made: 0,
+            collect_after: COLLECT_FLOOR,
             storages: Vec::new(),
             storage_by_key: BTreeMap::new(),
             global_names: Vec::new(),
@@ -903,12 +930,13 @@ impl<'a, 's> Machine<'a, 's> {
             self.pos = d.next;
             let stack = (self.stack.capacity() as u64).saturating_mul(VALUE as u64);
             let held = self.sink.held.saturating_add(stack);
-            // collect when the held bytes grew by a quarter of what was live after the
-            // last collection (each collection, linear in the arena, is paid for by a
-            // quarter as many bytes made since), or when over the budget; a collection takes a step per
-            // arena slot from the work budget, so a walk that holds close to its memory
-            // budget, collecting again and again, stops in linear time all the same
-            if self.sink.held > self.next_collect || held > self.sink.memory {
+            // collect once the objects made since the last collection (reused slots and
+            // pooled items too) reach half of what was live after it (so each collection,
+            // linear in the arena, is paid for by as many bytes made since), or when over
+            // the budget; a collection takes a step per arena slot from the work budget, so
+            // a walk that holds close to its memory budget, collecting again and again,
+            // stops in linear time all the same
+            if self.made > self.collect_after || held > self.sink.memory {
                 let cost = self.arena.len() as u64;
                 if cost <= self.sink.budget {
                     self.sink.budget -= cost;
@@ -969,7 +997,9 @@ impl<'a, 's> Machine<'a, 's> {
         // a vector that grows holds its old and new blocks at once: checked before, so a
         // doubling never takes the walk past its budget (found measuring: a 100 MB list
         // peaked at 12 × its stream)
-        if growth(self.stack.len(), self.stack.capacity(), 1, VALUE) > self.room() {
+        if self.stack.len() == self.stack.capacity()
+            && growth(self.stack.len(), self.stack.capacity(), 1, VALUE) > self.room()
+        {
             return Err(Stop::Memory);
         }
         self.stack.push(v);
@@ -997,13 +1027,83 @@ impl<'a, 's> Machine<'a, 's> {
         if k > self.stack.len() {
             return malformed("the MARK is above the stack");
         }
-        Ok(self.stack.split_off(k))
+        let mut items = self.take_vec(self.stack.len() - k);
+        items.extend(self.stack.drain(k..));
+        Ok(items)
+    }
+
+    /// An empty vector for `n` items: a pooled one when `n` is small.
+    fn take_vec(&mut self, n: usize) -> Vec<Value> {
+        if n <= POOLED_CAPACITY {
+            self.small_made += 1;
+            if let Some(mut v) = self.vec_pool.pop() {
+                let bytes = (v.capacity() * VALUE) as u64;
+                self.sink.held = self.sink.held.saturating_sub(bytes);
+                self.pooled = self.pooled.saturating_sub(bytes);
+                // emptied here, not when pooled: its memory is touched once, when reused
+                v.clear();
+                return v;
+            }
+        }
+        Vec::with_capacity(n)
+    }
+
+    /// Keeps an item vector for reuse when it is small (counted while pooled; its items,
+    /// values nothing refers to, are dropped when it is taken).
+    fn pool_vec(&mut self, v: Vec<Value>) {
+        let cap = v.capacity();
+        if cap == 0 || cap > POOLED_CAPACITY || self.vec_pool.len() >= self.pool_cap {
+            return;
+        }
+        let before = self.vec_pool.capacity();
+        self.vec_pool.push(v);
+        let grown = self.vec_pool.capacity().saturating_sub(before) * std::mem::size_of::<Vec<Value>>();
+        self.sink.hold(cap * VALUE + grown);
+        self.pooled = self.pooled.saturating_add((cap * VALUE) as u64);
+    }
+
+    /// A call's symbolic result: an instance (a pooled one when there is one).
+    fn instance(&mut self, func: Value, args: Value) -> Obj {
+        self.small_made += 1;
+        match self.instance_pool.pop() {
+            Some(mut inst) => {
+                let bytes = std::mem::size_of::<Instance>() as u64;
+                self.sink.held = self.sink.held.saturating_sub(bytes);
+                self.pooled = self.pooled.saturating_sub(bytes);
+                inst.func = func;
+                inst.args = args;
+                Obj::Instance(inst)
+            }
+            None => Instance::obj(func, args),
+        }
+    }
+
+    /// What a freed object held, kept for reuse where it can be.
+    fn recycle(&mut self, o: Obj) {
+        match o {
+            Obj::List(v) | Obj::Tuple(v) | Obj::Set(v) => self.pool_vec(v),
+            Obj::Instance(mut inst) => {
+                let empty = inst.items.capacity() == 0 && inst.entries.capacity() == 0;
+                if empty && self.instance_pool.len() < self.pool_cap {
+                    inst.func = Value::Unknown;
+                    inst.args = Value::Unknown;
+                    inst.state = None;
+                    let before = self.instance_pool.capacity();
+                    self.instance_pool.push(inst);
+                    let grown = self.instance_pool.capacity().saturating_sub(before) * std::mem::size_of::<Box<Instance>>();
+                    self.sink.hold(std::mem::size_of::<Instance>() + grown);
+                    self.pooled = self.pooled.saturating_add(std::mem::size_of::<Instance>() as u64);
+                }
+            }
+            Obj::Dict(_) | Obj::Free => {}
+        }
     }
 
     fn new_obj(&mut self, o: Obj) -> Value {
         // held: the container's capacity (not its length: a vector's spare room is memory
         // too) and the arena's growth
         let extra = obj_bytes(&o);
+        self.made = self.made.saturating_add((std::mem::size_of::<Obj>() + extra) as u64);
         if let Some(id) = self.free.pop() {
             if let Some(slot) = self.arena.get_mut(id as usize) {
                 *slot = o;
@@ -1068,32 +1168,32 @@ impl<'a, 's> Machine<'a, 's> {
                 _ => {}
             }
         }
-        let mut freed = 0usize;
         let free_cap = self.free.capacity();
+        self.pool_cap = self.small_made.clamp(MIN_POOLED, MAX_POOLED);
+        self.small_made = 0;
         for i in 0..self.arena.len() {
             let live = marked.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
             if live {
                 continue;
             }
-            if let Some(slot) = self.arena.get_mut(i) {
-                if matches!(slot, Obj::Free) {
-                    continue;
-                }
-                freed += obj_bytes(slot);
-                *slot = Obj::Free;
-                self.free.push(i as u32);
-            }
+            let old = match self.arena.get_mut(i) {
+                Some(slot) if !matches!(slot, Obj::Free) => std::mem::replace(slot, Obj::Free),
+                _ => continue,
+            };
+            self.free.push(i as u32);
+            // freed as counted; what is pooled is counted again
+            self.sink.held = self.sink.held.saturating_sub(obj_bytes(&old) as u64);
+            self.recycle(old);
         }
         let grown = self.free.capacity().saturating_sub(free_cap) * 4;
-        self.sink.held = self.sink.held.saturating_sub(freed as u64);
         self.sink.hold(grown);
-        let live = self.sink.held;
-        // the next collection after a quarter as much again (at least COLLECT_FLOOR, and
-        // at least a sweep's worth of slots): garbage stays under a quarter of what is live
-        let step = (live / 4)
+        // the next collection after objects of half what is live were made (the pools left
+        // out; at least COLLECT_FLOOR, and at least a sweep's worth of slots): garbage
+        // stays under half of what is live
+        self.made = 0;
+        self.collect_after = (self.sink.held.saturating_sub(self.pooled) / 2)
             .max(COLLECT_FLOOR)
             .max((self.arena.len() as u64).saturating_mul(8));
-        self.next_collect = live.saturating_add(step);
     }
 
     fn obj_mut(&mut self, v: &Value) -> Option<&mut Obj> {
@@ -1290,7 +1390,9 @@ impl<'a, 's> Machine<'a, 's> {
                 if self.stack.len() < n {
                     return malformed("stack underflow");
                 }
-                let items = self.stack.split_off(self.stack.len() - n);
+                let mut items = self.take_vec(n);
+                let at = self.stack.len() - n;
+                items.extend(self.stack.drain(at..));
                 let v = self.new_obj(Obj::Tuple(items));
                 self.push(v)?;
             }
@@ -1324,7 +1426,9 @@ impl<'a, 's> Machine<'a, 's> {
             }
             Op::Append => {
                 let v = self.pop()?;
-                self.append(vec![v])?;
+                let mut one = self.take_vec(1);
+                one.push(v);
+                self.append(one)?;
             }
             Op::Appends | Op::AddItems => {
                 let items = self.pop_mark()?;
@@ -1443,14 +1547,16 @@ impl<'a, 's> Machine<'a, 's> {
             Op::NewObj => {
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Instance::obj(cls, args));
+                let o = self.instance(cls, args);
+                let v = self.new_obj(o);
                 self.push(v)?;
             }
             Op::NewObjEx => {
                 let _kwargs = self.pop()?;
                 let args = self.pop()?;
                 let cls = self.pop()?;
-                let v = self.new_obj(Instance::obj(cls, args));
+                let o = self.instance(cls, args);
+                let v = self.new_obj(o);
                 self.push(v)?;
             }
             Op::Build => {
@@ -1489,24 +1595,25 @@ impl<'a, 's> Machine<'a, 's> {
         Ok(())
     }
 
-    fn append(&mut self, new: Vec<Value>) -> Res<()> {
+    fn append(&mut self, mut new: Vec<Value>) -> Res<()> {
         let target = self.top()?.clone();
         let room = self.room();
         let grown = match self.obj_mut(&target) {
-            Some(Obj::List(v) | Obj::Set(v)) => grow(v, new, room),
-            Some(Obj::Instance(inst)) => grow(&mut inst.items, new, room),
+            Some(Obj::List(v) | Obj::Set(v)) => grow(v, &mut new, room),
+            Some(Obj::Instance(inst)) => grow(&mut inst.items, &mut new, room),
             _ => return malformed("APPEND to something that is not a list"),
         };
+        self.pool_vec(new);
         self.sink.hold(grown.ok_or(Stop::Memory)?);
         Ok(())
     }
 
-    fn set_items(&mut self, new: Vec<(Value, Value)>) -> Res<()> {
+    fn set_items(&mut self, mut new: Vec<(Value, Value)>) -> Res<()> {
         let target = self.top()?.clone();
         let room = self.room();
         let grown = match self.obj_mut(&target) {
-            Some(Obj::Dict(d)) => grow(d, new, room),
-            Some(Obj::Instance(inst)) => grow(&mut inst.entries, new, room),
+            Some(Obj::Dict(d)) => grow(d, &mut new, room),
+            Some(Obj::Instance(inst)) => grow(&mut inst.entries, &mut new, room),
             _ => return malformed("SETITEM on something that is not a dict"),
         };
         self.sink.hold(grown.ok_or(Stop::Memory)?);
@@ -1642,7 +1749,10 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn call(&mut self, func: Value, args: Value) -> Res<Value> {
-        let generic = |m: &mut Self, func: Value, args: Value| m.new_obj(Instance::obj(func, args));
+        let generic = |m: &mut Self, func: Value, args: Value| {
+            let o = m.instance(func, args);
+            m.new_obj(o)
+        };
         let Some(k) = self.known_of(&func) else {
             return Ok(generic(self, func, args));
         };
@@ -2004,15 +2114,15 @@ fn growth(len: usize, capacity: usize, more: usize, size: usize) -> u64 {
     (new.saturating_add(capacity) as u64).saturating_mul(size as u64)
 }
 
-/// Extends `v` by `new` when its growth fits in `room` bytes; the bytes its capacity grew
-/// by (None, and `v` unchanged, when it does not fit).
-fn grow<T>(v: &mut Vec<T>, new: Vec<T>, room: u64) -> Option<usize> {
+/// Moves `new`'s items to the end of `v` when its growth fits in `room` bytes; the bytes
+/// its capacity grew by (None, and both unchanged, when it does not fit).
+fn grow<T>(v: &mut Vec<T>, new: &mut Vec<T>, room: u64) -> Option<usize> {
     let size = std::mem::size_of::<T>();
     if growth(v.len(), v.capacity(), new.len(), size) > room {
         return None;
     }
     let before = v.capacity();
-    v.extend(new);
+    v.append(new);
     Some(v.capacity().saturating_sub(before) * size)
 }
 
