@@ -56,9 +56,8 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// [`MEMORY_SLACK`]: the stack, the arena's objects and container items, the memo, kept
 /// strings, import records, storages and tensors, as counted by the walker (heap
 /// overhead comes on top; a vector's growth is checked before it happens). A state dict
-/// laid out as torch.save writes it keeps ~3.2 per byte once its garbage is collected
-/// (4.0–4.4 with the garbage made since)
-/// (measured: `tests/pickle_walk_rate.rs`); a stream of one-byte opcodes that each push a
+/// laid out as torch.save writes it keeps ~3.2 per byte once its garbage is collected,
+/// 4.0–4.4 with the garbage made since (measured: `tests/pickle_walk_rate.rs`); a stream of one-byte opcodes that each push a
 /// value or make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte
 /// slot and its value). Past the budget the walk stops (`PickleLimit`) and the rest of
 /// the stream is only scanned for the imports it names.
@@ -2158,7 +2157,7 @@ pub struct NamedTensor {
 
 impl Walk {
     /// Names the tensors once and drops the symbolic values (the arena and the root), for a
-    /// walk nothing else will look into: a torch pickle's values are ~7 bytes per byte of
+    /// walk nothing else will look into: a torch pickle's values are ~3–4 bytes per byte of
     /// stream, its names far fewer, and the inventory is built after.
     pub fn settle(&mut self) {
         if self.settled.is_none() {
