@@ -316,7 +316,19 @@ pub struct Context {
 
 /// Walks one pickle stream starting at `data[0]`.
 pub fn walk(data: &[u8], ctx: &Context) -> Walk {
+    walk_with(data, ctx, false)
+}
+
+/// [`walk`] with the collector run after every opcode (and not charged to the work
+/// budget): for tests, which check that collecting never changes what a walk finds.
+#[doc(hidden)]
+pub fn walk_collecting_at_every_opcode(data: &[u8], ctx: &Context) -> Walk {
+    walk_with(data, ctx, true)
+}
+
+fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
     let mut sink = Sink {
+        collect_always,
         globals: Vec::new(),
         global_index: HashMap::new(),
         more_globals: MoreGlobals::default(),
@@ -573,6 +585,8 @@ struct Sink {
     held: u64,
     /// What `held` may reach.
     memory: u64,
+    /// Collect after every opcode ([`walk_collecting_at_every_opcode`]).
+    collect_always: bool,
 }
 
 impl Sink {
@@ -613,6 +627,8 @@ struct Machine<'a, 's> {
     /// made: a state dict makes and drops five per tensor, and handing them back to the
     /// allocator one by one (then asking again) was a third of the walk's time.
     vec_pool: Vec<Vec<Value>>,
+    // boxes, as `Obj::Instance` holds them: a pooled one is reused without allocating
+    #[allow(clippy::vec_box)]
     instance_pool: Vec<Box<Instance>>,
     /// Most entries each pool may hold: as many small vectors / instances as the walk made
     /// between the last two collections (so the pools hold one round's worth, not more).
@@ -813,7 +829,6 @@ impl<'a, 's> Machine<'a, 's> {
     fn new(data: &'a [u8], ctx: &'a Context, nesting: u32, sink: &'s mut Sink) -> Self {
         let read = read_indices(data);
         sink.hold(read.bits.capacity() * 8 + read.large.capacity() * 9);
-        let held = sink.held;
         Machine {
             data,
             ctx,
@@ -935,7 +950,9 @@ impl<'a, 's> Machine<'a, 's> {
             // the budget; a collection takes a step per arena slot from the work budget, so
             // a walk that holds close to its memory budget, collecting again and again,
             // stops in linear time all the same
-            if self.made > self.collect_after || held > self.sink.memory {
+            if self.sink.collect_always {
+                self.collect();
+            } else if self.made > self.collect_after || held > self.sink.memory {
                 let cost = self.arena.len() as u64;
                 if cost <= self.sink.budget {
                     self.sink.budget -= cost;
