@@ -1053,9 +1053,7 @@ impl<'a, 's> Machine<'a, 's> {
         if n <= POOLED_CAPACITY {
             self.small_made += 1;
             if let Some(mut v) = self.vec_pool.pop() {
-                let bytes = (v.capacity() * VALUE) as u64;
-                self.sink.held = self.sink.held.saturating_sub(bytes);
-                self.pooled = self.pooled.saturating_sub(bytes);
+                self.unpool(v.capacity() * VALUE);
                 // emptied here, not when pooled: its memory is touched once, when reused
                 v.clear();
                 return v;
@@ -1071,11 +1069,21 @@ impl<'a, 's> Machine<'a, 's> {
         if cap == 0 || cap > POOLED_CAPACITY || self.vec_pool.len() >= self.pool_cap {
             return;
         }
-        let before = self.vec_pool.capacity();
-        self.vec_pool.push(v);
-        let grown = self.vec_pool.capacity().saturating_sub(before) * std::mem::size_of::<Vec<Value>>();
-        self.sink.hold(cap * VALUE + grown);
-        self.pooled = self.pooled.saturating_add((cap * VALUE) as u64);
+        let grown = pushed(&mut self.vec_pool, v);
+        self.pool(cap * VALUE, grown);
+    }
+
+    /// Counts `bytes` of items entering a pool (and `spine` bytes the pool's own vector
+    /// grew by): still held, but not live.
+    fn pool(&mut self, bytes: usize, spine: usize) {
+        self.sink.hold(bytes + spine);
+        self.pooled = self.pooled.saturating_add(bytes as u64);
+    }
+
+    /// Counts `bytes` leaving a pool: the object made from them counts them again.
+    fn unpool(&mut self, bytes: usize) {
+        self.sink.held = self.sink.held.saturating_sub(bytes as u64);
+        self.pooled = self.pooled.saturating_sub(bytes as u64);
     }
 
     /// A call's symbolic result: an instance (a pooled one when there is one).
@@ -1083,9 +1091,7 @@ impl<'a, 's> Machine<'a, 's> {
         self.small_made += 1;
         match self.instance_pool.pop() {
             Some(mut inst) => {
-                let bytes = std::mem::size_of::<Instance>() as u64;
-                self.sink.held = self.sink.held.saturating_sub(bytes);
-                self.pooled = self.pooled.saturating_sub(bytes);
+                self.unpool(std::mem::size_of::<Instance>());
                 inst.func = func;
                 inst.args = args;
                 Obj::Instance(inst)
@@ -1104,11 +1110,8 @@ impl<'a, 's> Machine<'a, 's> {
                     inst.func = Value::Unknown;
                     inst.args = Value::Unknown;
                     inst.state = None;
-                    let before = self.instance_pool.capacity();
-                    self.instance_pool.push(inst);
-                    let grown = self.instance_pool.capacity().saturating_sub(before) * std::mem::size_of::<Box<Instance>>();
-                    self.sink.hold(std::mem::size_of::<Instance>() + grown);
-                    self.pooled = self.pooled.saturating_add(std::mem::size_of::<Instance>() as u64);
+                    let grown = pushed(&mut self.instance_pool, inst);
+                    self.pool(std::mem::size_of::<Instance>(), grown);
                 }
             }
             Obj::Dict(_) | Obj::Free => {}
@@ -2116,6 +2119,13 @@ impl<'a, 's> Machine<'a, 's> {
             End::Failed => {}
         }
     }
+}
+
+/// Pushes `item`; the bytes `v`'s capacity grew by.
+fn pushed<T>(v: &mut Vec<T>, item: T) -> usize {
+    let before = v.capacity();
+    v.push(item);
+    v.capacity().saturating_sub(before) * std::mem::size_of::<T>()
 }
 
 /// Bytes a vector of `len` items in `capacity` slots of `size` bytes takes while it grows
