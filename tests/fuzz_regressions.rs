@@ -628,3 +628,32 @@ fn an_empty_tensor_placed_past_its_storage_is_shown_where_the_storage_ends() {
     assert_eq!(t.start, t.end, "{t:?}");
     assert!(t.start.is_some_and(|s| s <= len), "{t:?} in a {len}-byte file");
 }
+
+/// torch target, a 6.5 M run (2026-12-01): a 92-byte input whose protocol-0 `GLOBAL`
+/// line runs 16 MiB (`MAX_LINE_LEN`) into the file's gap of zeros took 3.8 s: the import
+/// kept the whole name and the JSON report wrote it with `\u0000` escapes (6 ×). An
+/// import is judged on its whole name, then kept clipped with its length (as a finding
+/// quotes a name); two long names with the same start stay two imports.
+#[test]
+fn an_import_named_by_a_16_mib_line_is_kept_clipped() {
+    torch_case(&regression("torch-import-name-of-16-mib")).unwrap();
+    let long = "a".repeat(1 << 20);
+    let mut p = b"(".to_vec();
+    for tail in ["os.system", "xs.system", "os.system"] {
+        p.extend(format!("c{long}.{tail}\nx\n").as_bytes());
+    }
+    p.extend(b"t.");
+    let (i, _) = torch::parse_all(&p);
+    let g = &i.safety.globals;
+    assert_eq!(g.len(), 2, "{:?}", g.iter().map(|g| (&g.why, g.count)).collect::<Vec<_>>());
+    assert_eq!((g[0].count, g[1].count), (2, 1));
+    assert_eq!(g[0].verdict, tensorpeek::formats::pickle::GlobalVerdict::Dangerous);
+    assert_eq!(g[1].verdict, tensorpeek::formats::pickle::GlobalVerdict::Unknown);
+    for g in g {
+        let m = g.module.as_deref().unwrap_or_default();
+        assert!(m.len() < 400 && m.ends_with(&format!("…({} bytes)", tensorpeek::fmt::thousands(long.len() as u64 + 10))), "{}", &m[m.len().saturating_sub(40)..]);
+        assert!(g.why.len() < 1000, "{}", g.why.len());
+    }
+    let json = serde_json::to_string(&i.safety.globals).unwrap().len();
+    assert!(json < 20_000, "{json} bytes of report");
+}

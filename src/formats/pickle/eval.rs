@@ -15,7 +15,7 @@
 
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
-use crate::error::{cap_findings, push_bounded, Code, Finding};
+use crate::error::{cap_findings, clip, push_bounded, Code, Finding, MAX_QUOTED_BYTES};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -329,6 +329,7 @@ pub fn walk_collecting_at_every_opcode(data: &[u8], ctx: &Context) -> Walk {
 fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
     let mut sink = Sink {
         collect_always,
+        names: std::collections::hash_map::RandomState::new(),
         globals: Vec::new(),
         global_index: HashMap::new(),
         more_globals: MoreGlobals::default(),
@@ -565,7 +566,8 @@ fn read_indices(data: &[u8]) -> IndexSet {
     set
 }
 
-/// An import's identity: module, name, opcode and nesting.
+/// An import's identity: module, name, opcode and nesting (a name longer than
+/// [`MAX_QUOTED_BYTES`] by its clip and a hash of the whole: [`Sink::key_of`]).
 type GlobalKey = (Option<String>, Option<String>, &'static str, u32);
 
 struct Sink {
@@ -587,9 +589,25 @@ struct Sink {
     memory: u64,
     /// Collect after every opcode ([`walk_collecting_at_every_opcode`]).
     collect_always: bool,
+    /// Keys the hash of a long name (random per walk: no crafted collision).
+    names: std::collections::hash_map::RandomState,
 }
 
 impl Sink {
+    /// A module or name as part of a [`GlobalKey`]: itself, or when long its clip and a
+    /// 64-bit hash of the whole, so that two long names with the same start stay apart
+    /// (each judged) while the key holds a bounded copy.
+    fn key_of(&self, s: &Option<String>) -> Option<String> {
+        use std::hash::BuildHasher;
+        s.as_ref().map(|s| {
+            if s.len() <= MAX_QUOTED_BYTES {
+                s.clone()
+            } else {
+                format!("{}#{:016x}", clip(s), self.names.hash_one(s))
+            }
+        })
+    }
+
     fn hold(&mut self, bytes: usize) {
         self.held = self.held.saturating_add(bytes as u64);
     }
@@ -1661,7 +1679,7 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
         }
-        let key: GlobalKey = (module.clone(), name.clone(), opcode, self.nesting);
+        let key: GlobalKey = (self.sink.key_of(&module), self.sink.key_of(&name), opcode, self.nesting);
         if let Some(&i) = self.sink.global_index.get(&key) {
             if let Some(g) = self.sink.globals.get_mut(i as usize) {
                 g.count = g.count.saturating_add(1);
@@ -1705,6 +1723,11 @@ impl<'a, 's> Machine<'a, 's> {
             }
             return Value::Unknown;
         }
+        // judged on the whole names above; kept (and reported) clipped, with their length:
+        // a 16 MiB protocol-0 line is not copied into the report (tests/fuzz_regressions.rs)
+        let clipped = |o: Option<String>| o.map(|s| if s.len() > MAX_QUOTED_BYTES { clip(&s).into_owned() } else { s });
+        let (module, name) = (clipped(module), clipped(name));
+        let written = written.map(|(m, n)| (clip(&m).into_owned(), clip(&n).into_owned()));
         let strings = |o: &Option<String>| o.as_ref().map_or(0, String::len);
         let held = std::mem::size_of::<GlobalRef>()
             + std::mem::size_of::<GlobalKey>()

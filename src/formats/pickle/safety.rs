@@ -571,7 +571,7 @@ pub fn judge(module: &str, name: &str) -> (GlobalVerdict, String) {
             let via = if i == 0 && j <= n_mod.max(1) {
                 String::new()
             } else {
-                format!(" (reached as {reached})")
+                format!(" (reached as {})", crate::error::clip(&reached))
             };
             let what = if *n == "*" {
                 format!("{m}.*")
