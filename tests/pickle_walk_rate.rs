@@ -40,25 +40,31 @@ fn small_synthetic_pickle_walks() {
 }
 
 /// A state dict as torch.save writes it stays inside the walk's memory budget with room
-/// to spare, and the collector (which runs several times on a pickle this size) frees the
-/// rebuild arguments but nothing the names need: every tensor is named, first to last.
+/// to spare at its densest (as many tensors as a walk lists, `MAX_TENSORS`: past them it
+/// keeps only keys), and the collector (which runs several times on a pickle this size)
+/// frees the rebuild arguments but nothing the names need: every tensor is named, first
+/// to last.
 #[test]
 fn a_state_dict_holds_well_inside_the_memory_budget_and_keeps_every_name() {
-    use tensorpeek::formats::pickle::eval::MEMORY_PER_BYTE;
-    let n = 60_000;
+    use tensorpeek::formats::pickle::eval::{MEMORY_PER_BYTE, MEMORY_SLACK};
+    let n = tensorpeek::formats::MAX_TENSORS as usize;
     let data = state_dict_pickle(n);
     let w = walk(&data, &Context { torch: true, ..Context::default() });
     assert!(w.findings.is_empty(), "{:?}", w.findings.first());
     let per_byte = w.held as f64 / data.len() as f64;
-    println!("{} bytes of pickle, {} held: {per_byte:.2} per byte", data.len(), w.held);
+    let budget = MEMORY_PER_BYTE * data.len() as u64 + MEMORY_SLACK;
+    println!("{} bytes of pickle, {} held: {per_byte:.2} per byte, {:.2} of the budget", data.len(), w.held, w.held as f64 / budget as f64);
     assert!(per_byte > 2.0, "the count sees the values ({per_byte:.2} per byte)");
-    assert!(per_byte < MEMORY_PER_BYTE as f64 * 0.75, "{per_byte:.2} per byte of {MEMORY_PER_BYTE}");
+    // 0.79 measured (81 MB of 102 MB: ~620 bytes a tensor with the garbage since the last
+    // collection); a tensor's record growing by 60 bytes would pass this
+    assert!((w.held as f64) < budget as f64 * 0.85, "{} held of {budget}", w.held);
     let (named, _) = w.named_tensors();
     assert_eq!(named.len(), n);
     let first = named.first().map(|t| (t.name.as_str(), t.tensor));
     let last = named.last().map(|t| (t.name.as_str(), t.tensor));
     assert_eq!(first, Some(("model.layers.0.mlp.gate_proj.weight", 0)));
-    assert_eq!(last, Some(("model.layers.59999.mlp.gate_proj.weight", 59_999)));
+    let last_name = format!("model.layers.{}.mlp.gate_proj.weight", n - 1);
+    assert_eq!(last, Some((last_name.as_str(), n as u32 - 1)));
     assert!(w.tensors.iter().enumerate().all(|(i, t)| t.storage as usize == i && t.shape == [4096, 11008]));
 }
 

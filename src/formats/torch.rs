@@ -31,13 +31,14 @@
 //! 8-byte element count in front of each storage. A plain pickle — up to its STOP. An
 //! `.npy` — its header (and its pickle, for object arrays).
 
-use crate::error::{Code, Finding};
+use crate::error::{push_bounded, Code, Finding};
 use crate::formats::npy;
 use crate::formats::pickle::eval::{self, Context, End, GlobalRef, MoreGlobals, StorageRef, Value, Walk, MAX_GLOBALS};
 use crate::formats::pickle::safety::{GlobalVerdict, Verdict};
 use crate::formats::zip;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// The first read: a zip member's fixed local header, enough to tell the containers apart
 /// (a zip's first member name follows it, read next — so that no byte past `data.pkl`'s
@@ -216,6 +217,14 @@ impl RangeCache {
             let mut merged = self.ranges.remove(&s).unwrap_or_default();
             let skip = usize::try_from(prev_end - start).unwrap_or(usize::MAX);
             if let Some(tail) = bytes.get(skip..) {
+                // a tail at least half the range's length (a pickle read in doubling
+                // windows) is given exactly its room: doubling would leave up to half the
+                // file's pickle unused (a 40 MB pickle in a 64 MiB vector); smaller ones
+                // grow it by doubling (linear, above). Exact growth by half or more each
+                // time copies the range O(1) times over.
+                if tail.len() >= merged.len() / 2 {
+                    merged.reserve_exact(tail.len());
+                }
                 merged.extend_from_slice(tail);
             }
             start = s;
@@ -466,7 +475,12 @@ impl Reader {
             let mut w = eval::walk(window, ctx);
             if let End::OutOfData(at) = w.end {
                 if avail_end < cap {
-                    let len = (avail.len() as u64).max(PICKLE_CHUNK).min(cap - avail_end);
+                    // windows double; a rest of at most two windows is read at once, so
+                    // that each read at least halves what the cache holds already (it
+                    // then takes exactly its room: `RangeCache::insert`)
+                    let rest = cap - avail_end;
+                    let len = (avail.len() as u64).max(PICKLE_CHUNK);
+                    let len = if rest <= len.saturating_mul(2) { rest } else { len };
                     return Err(Need {
                         start: avail_end,
                         len,
@@ -717,12 +731,12 @@ impl Reader {
     }
 
     fn legacy_tail(
-        &self,
+        &mut self,
         mut i: Inspection,
         main_start: u64,
         data_at: Option<&HashMap<String, (u64, u64)>>,
     ) -> Inspection {
-        if let Some(w) = self.walks.get(&main_start) {
+        if let Some(w) = self.walks.get_mut(&main_start) {
             if let End::Stop(e) = w.end {
                 i.pickle = Some((main_start, e - main_start));
             }
@@ -937,7 +951,8 @@ impl Reader {
         };
         self.get(at, pkl.size)?;
         self.walk_at(at, &ctx, pkl.size)?;
-        let storages = self.walked(at)?.storages.clone();
+        // borrowed from the walk (not copied: 64 bytes and three counts a storage)
+        let storages = &self.walks.get(&at).ok_or(Need { start: at, len: 0 })?.storages;
         let prefix = pkl.name.strip_suffix("data.pkl").unwrap_or("").to_string();
         let by_name: HashMap<&str, &zip::Entry> =
             entries.iter().map(|e| (e.name.as_str(), e)).collect();
@@ -954,11 +969,12 @@ impl Reader {
             self.also = rest.to_vec();
             return Err(*first);
         }
-        let mut places: HashMap<String, StoragePlace> = HashMap::new();
-        for s in &storages {
+        let mut places: HashMap<Rc<str>, StoragePlace> = HashMap::new();
+        for s in storages {
             let name = format!("{prefix}data/{}", s.key);
             let Some(e) = by_name.get(name.as_str()) else {
-                i.findings.push(
+                push_bounded(
+                    &mut i.findings,
                     Finding::error(
                         Code::MissingStorage,
                         format!("storage {:?} has no member {name} in the zip", s.key),
@@ -969,7 +985,8 @@ impl Reader {
                 continue;
             };
             if e.method != 0 {
-                i.findings.push(
+                push_bounded(
+                    &mut i.findings,
                     Finding::error(
                         Code::CompressedMember,
                         format!("{name} is compressed: its bytes are not at a fixed offset"),
@@ -981,7 +998,7 @@ impl Reader {
             match self.member_data(e)? {
                 Ok(d) => {
                     places.insert(
-                        s.key.to_string(),
+                        s.key.clone(),
                         StoragePlace {
                             data: d,
                             bytes: e.size,
@@ -989,11 +1006,14 @@ impl Reader {
                         },
                     );
                 }
-                Err(f) => i.findings.push(f),
+                Err(f) => push_bounded(&mut i.findings, f),
             }
         }
-        let w = self.walked(at)?;
-        let end = self.pickle_end(w, at, &pkl.name, &mut i.findings);
+        // nothing more is read: the walk is taken (its names and shapes move into the
+        // inventory) and the bytes read let go before the inventory is built
+        let mut w = self.walks.remove(&at).ok_or(Need { start: at, len: 0 })?;
+        self.cache = RangeCache::default();
+        let end = self.pickle_end(&w, at, &pkl.name, &mut i.findings);
         if end.is_some_and(|e| e < at.saturating_add(pkl.size)) {
             i.findings.push(
                 Finding::warning(
@@ -1004,10 +1024,10 @@ impl Reader {
             );
         }
         i.pickle = Some((at, pkl.size));
-        let (t, f) = inventory(w, &|s: &StorageRef| places.get(&*s.key).cloned());
+        let (t, f) = inventory(&mut w, &|s: &StorageRef| places.get(&*s.key).cloned());
         i.tensors = t;
         i.findings.extend(f);
-        absorb(i, w);
+        absorb(i, &w);
         Ok(())
     }
 
@@ -1455,26 +1475,36 @@ pub fn is_contiguous(shape: &[u64], stride: &[u64]) -> bool {
 
 /// The tensors of a torch pickle, placed in the file.
 fn inventory(
-    w: &Walk,
+    w: &mut Walk,
     place: &dyn Fn(&StorageRef) -> Option<StoragePlace>,
 ) -> (Vec<Tensor>, Vec<Finding>) {
-    let fresh;
-    let (named, mut findings) = match &w.settled {
-        Some((n, f)) => (n, f.clone()),
-        None => {
-            fresh = w.named_tensors();
-            (&fresh.0, fresh.1.clone())
-        }
+    // names, shapes and strides are moved out of the walk, not copied: it is not used for
+    // its tensors again (a tensor named twice copies them from its first entry)
+    let (named, mut findings) = match w.settled.take() {
+        Some(s) => s,
+        None => w.named_tensors(),
     };
+    let mut first: Vec<u32> = vec![u32::MAX; w.tensors.len()];
     let mut out: Vec<Tensor> = Vec::with_capacity(named.len());
     for nt in named {
-        let Some(t) = w.tensors.get(nt.tensor as usize) else {
+        let Some(t) = w.tensors.get_mut(nt.tensor as usize) else {
             continue;
         };
         let Some(s) = w.storages.get(t.storage as usize) else {
             continue;
         };
-        let name = nt.name.clone();
+        let earlier = first.get(nt.tensor as usize).and_then(|&k| out.get(k as usize));
+        let (shape, stride) = match earlier {
+            Some(o) => (o.shape.clone(), o.stride.clone()),
+            None => (std::mem::take(&mut t.shape), std::mem::take(&mut t.stride)),
+        };
+        if let Some(slot) = first.get_mut(nt.tensor as usize) {
+            if *slot == u32::MAX {
+                *slot = u32::try_from(out.len()).unwrap_or(u32::MAX);
+            }
+        }
+        let t = &*t;
+        let name = nt.name;
         let (dtype, known, el) = match (&t.dtype, is_untyped(&s.type_name)) {
             (Some(d), _) => match TORCH_DTYPES.iter().find(|(n, ..)| n == d) {
                 Some((_, st, k, e)) => ((*st).to_string(), *k, *e),
@@ -1487,7 +1517,8 @@ fn inventory(
             (None, true) => ("U8".to_string(), true, 1),
         };
         if !known {
-            findings.push(
+            push_bounded(
+                &mut findings,
                 Finding::warning(
                     Code::UnsupportedDtype,
                     format!("dtype {dtype} has no safetensors name"),
@@ -1498,15 +1529,15 @@ fn inventory(
         }
         let storage_el = storage_element_size(&s.type_name).unwrap_or(el);
         let storage_bytes = s.numel.checked_mul(storage_el);
-        let params = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        let contiguous = is_contiguous(&t.shape, &t.stride);
+        let params = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        let contiguous = is_contiguous(&shape, &stride);
         // elements touched: 1 + Σ (d - 1) × stride, none for an empty tensor
-        let extent = if t.shape.contains(&0) {
+        let extent = if shape.contains(&0) {
             Some(0)
         } else {
-            t.shape
+            shape
                 .iter()
-                .zip(&t.stride)
+                .zip(&stride)
                 .try_fold(1u64, |a, (&d, &s)| a.checked_add((d - 1).checked_mul(s)?))
         };
         let p = place(s);
@@ -1526,7 +1557,8 @@ fn inventory(
         let span = if contiguous { params } else { extent };
         let end = start.and_then(|st| st.checked_add(span?.checked_mul(el)?));
         if params.is_none() || span.is_none() {
-            findings.push(
+            push_bounded(
+                &mut findings,
                 Finding::error(Code::ShapeOverflow, "the shape's size overflows u64")
                     .at(t.offset)
                     .tensor(name.clone()),
@@ -1538,7 +1570,8 @@ fn inventory(
             .and_then(|e| e.checked_mul(el));
         if let (Some(reach), Some(sb)) = (reach, storage_bytes) {
             if reach > sb && extent != Some(0) {
-                findings.push(
+                push_bounded(
+                &mut findings,
                     Finding::error(
                         Code::TensorPastStorage,
                         format!(
@@ -1553,7 +1586,8 @@ fn inventory(
         }
         if let (Some(p), Some(sb)) = (&p, storage_bytes) {
             if sb > p.bytes {
-                findings.push(
+                push_bounded(
+                &mut findings,
                     Finding::error(
                         Code::TensorPastStorage,
                         format!(
@@ -1567,12 +1601,13 @@ fn inventory(
             }
         }
         if !contiguous {
-            findings.push(
+            push_bounded(
+                &mut findings,
                 Finding::warning(
                     Code::NonContiguous,
                     format!(
                         "stride {:?} for shape {:?}: a view, not a contiguous tensor",
-                        t.stride, t.shape
+                        stride, shape
                     ),
                 )
                 .at(t.offset)
@@ -1584,8 +1619,8 @@ fn inventory(
             dtype,
             dtype_known: known,
             element_size: el,
-            shape: t.shape.clone(),
-            stride: t.stride.clone(),
+            shape,
+            stride,
             storage: s.key.to_string(),
             storage_offset: t.storage_offset,
             contiguous,
@@ -1596,22 +1631,28 @@ fn inventory(
             member: p.and_then(|p| p.member),
         });
     }
-    let mut by_storage: HashMap<String, Vec<String>> = HashMap::new();
-    for t in &out {
-        by_storage
-            .entry(t.storage.clone())
-            .or_default()
-            .push(t.name.clone());
+    // tensors over one storage list each other (sorted, at most MAX_SHARED_NAMES each: n
+    // views of one storage listing each other were n² names); grouped through an order of
+    // indices, 4 bytes a tensor, where a map of copied keys and names took ~200
+    let mut order: Vec<u32> = (0..u32::try_from(out.len()).unwrap_or(u32::MAX)).collect();
+    let key = |k: &u32| out.get(*k as usize).map(|t| (t.storage.as_str(), t.name.as_str()));
+    order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    let mut shares: Vec<(u32, Vec<String>)> = Vec::new();
+    for group in order.chunk_by(|a, b| key(a).map(|k| k.0) == key(b).map(|k| k.0)) {
+        if group.len() < 2 {
+            continue;
+        }
+        let mut names: Vec<&str> = group.iter().filter_map(|k| key(k).map(|k| k.1)).collect();
+        names.dedup();
+        for k in group {
+            let Some((_, own)) = key(k) else { continue };
+            let others: Vec<String> = names.iter().filter(|n| **n != own).take(MAX_SHARED_NAMES).map(|n| n.to_string()).collect();
+            shares.push((*k, others));
+        }
     }
-    // each group sorted once, and each tensor lists at most MAX_SHARED_NAMES of the others:
-    // n views of one storage listing each other were n² names
-    for g in by_storage.values_mut() {
-        g.sort();
-        g.dedup();
-    }
-    for t in &mut out {
-        if let Some(group) = by_storage.get(&t.storage) {
-            t.shares_storage_with = group.iter().filter(|n| **n != t.name).take(MAX_SHARED_NAMES).cloned().collect();
+    for (k, others) in shares {
+        if let Some(t) = out.get_mut(k as usize) {
+            t.shares_storage_with = others;
         }
     }
     (out, findings)

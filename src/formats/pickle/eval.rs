@@ -16,6 +16,7 @@
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
 use crate::error::{cap_findings, clip, push_bounded, Code, Finding, MAX_QUOTED_BYTES};
+use crate::formats::MAX_TENSORS;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -54,16 +55,20 @@ pub const MAX_NAME_BYTES: usize = 1024;
 pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// Symbolic values a walk may hold, per byte of the walked stream, plus
 /// [`MEMORY_SLACK`]: the stack, the arena's objects and container items, the memo, kept
-/// strings, import records, storages and tensors, as counted by the walker (heap
-/// overhead comes on top; a vector's growth is checked before it happens). A state dict
-/// laid out as torch.save writes it keeps ~3.2 per byte once its garbage is collected,
-/// 4.0–4.4 with the garbage made since (measured: `tests/pickle_walk_rate.rs`); a stream of one-byte opcodes that each push a
-/// value or make an empty list could hold 24–56 (computed: a 24-byte value; a 32-byte
-/// slot and its value). Past the budget the walk stops (`PickleLimit`) and the rest of
-/// the stream is only scanned for the imports it names.
-pub const MEMORY_PER_BYTE: u64 = 6;
-/// What any walk may hold whatever its length (small files with big containers).
-pub const MEMORY_SLACK: u64 = 16 << 20;
+/// strings, import records, storages and tensors, as counted by the walker (a vector's
+/// growth is checked before it happens). With the stream itself in memory, a walk stays
+/// within issue 12's 4 × the bytes read + 64 MiB: 3 per byte + 48 MiB, the stream 1 per
+/// byte. A state dict laid out as torch.save writes it holds ~4.2 per byte of its first
+/// [`MAX_TENSORS`] tensors (~560 bytes a tensor, with the garbage made since the last
+/// collection: 56 MB for 100,000, within 3 × 13.3 MB + 48 MiB) and ~1.5 per byte past
+/// them (only keys and the dict); a stream of one-byte opcodes that each push a value or
+/// make an empty list could hold 24–56 (a 24-byte value; a 32-byte slot and its value).
+/// Past the budget the walk stops (`PickleLimit`) and the rest of the stream is only
+/// scanned for the imports it names.
+pub const MEMORY_PER_BYTE: u64 = 3;
+/// What any walk may hold whatever its length: a small pickle with a few big containers,
+/// and the first ~100,000 tensors of a state dict (see [`MEMORY_PER_BYTE`]).
+pub const MEMORY_SLACK: u64 = 48 << 20;
 /// Bytes of objects a walk makes before its first collection, and at least between two
 /// (otherwise half of what was live after the last): small pickles are never collected,
 /// and garbage stays under half of what is live.
@@ -330,6 +335,7 @@ fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
     let mut sink = Sink {
         collect_always,
         names: std::collections::hash_map::RandomState::new(),
+        past_cap: Default::default(),
         globals: Vec::new(),
         global_index: HashMap::new(),
         more_globals: MoreGlobals::default(),
@@ -358,6 +364,8 @@ fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
     );
     drop(m);
     let mut findings = sink.findings;
+    findings.extend(sink.past_cap.0.finding("tensor rebuilds"));
+    findings.extend(sink.past_cap.1.finding("storages"));
     cap_findings(&mut findings);
     Walk {
         globals: sink.globals,
@@ -591,6 +599,39 @@ struct Sink {
     collect_always: bool,
     /// Keys the hash of a long name (random per walk: no crafted collision).
     names: std::collections::hash_map::RandomState,
+    /// Tensor rebuilds and storages past [`MAX_TENSORS`] (not kept): said once each.
+    past_cap: (PastCap, PastCap),
+}
+
+/// How many of something went past a cap, and where the first was.
+#[derive(Clone, Copy, Debug, Default)]
+struct PastCap {
+    count: u64,
+    first: Option<u64>,
+}
+
+impl PastCap {
+    fn note(&mut self, at: u64) {
+        self.count = self.count.saturating_add(1);
+        self.first.get_or_insert(at);
+    }
+
+    /// The one finding for `what` past the cap, if any went past it.
+    fn finding(&self, what: &str) -> Option<Finding> {
+        let at = self.first?;
+        Some(
+            Finding::error(
+                Code::LimitExceeded,
+                format!(
+                    "the pickle has {} more {what} past the first {}, the most tensors listed from one file: they are not listed",
+                    crate::fmt::thousands(self.count),
+                    crate::fmt::thousands(MAX_TENSORS)
+                ),
+            )
+            .at(at)
+            .field("pickle"),
+        )
+    }
 }
 
 impl Sink {
@@ -1927,6 +1968,13 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn rebuild(&mut self, k: Known, args: &Value, at: u64) -> Option<Value> {
+        // past the most tensors listed from one file (as for safetensors and GGUF), a
+        // rebuild is counted in the finding, not kept: what a walk holds for its tensors is
+        // bounded whatever the pickle's length
+        if self.tensors.len() >= MAX_TENSORS as usize {
+            self.sink.past_cap.0.note(at);
+            return Some(Value::Unknown);
+        }
         let items = self.tuple_ref(args)?;
         let storage = match items.first()? {
             Value::Storage(s) => *s,
@@ -2008,6 +2056,10 @@ impl<'a, 's> Machine<'a, 's> {
                 .at(at)
                 .field("pickle"),
             );
+        }
+        if self.storages.len() >= MAX_TENSORS as usize && !self.storage_by_key.contains_key(&key) {
+            self.sink.past_cap.1.note(at);
+            return Value::Unknown;
         }
         let next = u32::try_from(self.storages.len()).unwrap_or(u32::MAX);
         let id = *self.storage_by_key.entry(key.clone()).or_insert(next);
