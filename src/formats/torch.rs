@@ -1571,7 +1571,7 @@ fn inventory(
         if let (Some(reach), Some(sb)) = (reach, storage_bytes) {
             if reach > sb && extent != Some(0) {
                 push_bounded(
-                &mut findings,
+                    &mut findings,
                     Finding::error(
                         Code::TensorPastStorage,
                         format!(
@@ -1587,7 +1587,7 @@ fn inventory(
         if let (Some(p), Some(sb)) = (&p, storage_bytes) {
             if sb > p.bytes {
                 push_bounded(
-                &mut findings,
+                    &mut findings,
                     Finding::error(
                         Code::TensorPastStorage,
                         format!(

@@ -58,10 +58,10 @@ pub const WORK_BUDGET_PER_BYTE: u64 = 16;
 /// strings, import records, storages and tensors, as counted by the walker (a vector's
 /// growth is checked before it happens). With the stream itself in memory, a walk stays
 /// within issue 12's 4 × the bytes read + 64 MiB: 3 per byte + 48 MiB, the stream 1 per
-/// byte. A state dict laid out as torch.save writes it holds ~4.2 per byte of its first
-/// [`MAX_TENSORS`] tensors (~560 bytes a tensor, with the garbage made since the last
-/// collection: 56 MB for 100,000, within 3 × 13.3 MB + 48 MiB) and ~1.5 per byte past
-/// them (only keys and the dict); a stream of one-byte opcodes that each push a value or
+/// byte. A state dict laid out as torch.save writes it holds 4.2–4.6 per byte of its first
+/// [`MAX_TENSORS`] tensors (560–620 bytes a tensor, with the garbage made since the last
+/// collection: 56 MB for 100,000; 81 MB for 131,072, 0.79 of 3 × 17.5 MB + 48 MiB) and
+/// ~1.5 per byte past them (only keys and the dict); a stream of one-byte opcodes that each push a value or
 /// make an empty list could hold 24–56 (a 24-byte value; a 32-byte slot and its value).
 /// Past the budget the walk stops (`PickleLimit`) and the rest of the stream is only
 /// scanned for the imports it names.
