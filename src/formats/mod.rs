@@ -34,7 +34,9 @@ pub enum Step<T> {
 /// 36,000 unmerged expert weights are spread over 118 shards), but a merged MoE file can
 /// hold all of a model's ~100,000 (issue 13 benchmarks 100,352 in one file): 2^17 =
 /// 131,072 is above that and stays inside the allowance (tests/memory_bounds.rs measures
-/// a GGUF listing 400,000 tensors). Past it: `LimitExceeded`, the first ones kept.
+/// a GGUF listing 400,000 tensors). Past it: `LimitExceeded`, the first ones kept. A
+/// pickle's walk keeps as many tensor rebuilds and storages (`pickle::eval`), counting the
+/// rest in one `LimitExceeded` each.
 pub const MAX_TENSORS: u64 = 131_072;
 /// Most metadata entries read from one file's header (GGUF key-value pairs, safetensors
 /// `__metadata__` entries). An entry costs ~100 bytes kept for as few as 7–13 bytes of
