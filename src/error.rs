@@ -129,6 +129,14 @@ pub fn clip(s: &str) -> Cow<'_, str> {
     clip_to(s, MAX_QUOTED_BYTES)
 }
 
+/// [`clip`] for a string already owned: moved as it is when short, copied only when clipped.
+pub fn clip_owned(s: String) -> String {
+    match clip(&s) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(c) => c,
+    }
+}
+
 /// [`clip`] with another limit.
 pub fn clip_to(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {

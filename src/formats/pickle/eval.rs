@@ -15,7 +15,7 @@
 
 use super::ops::{self, Arg, DecodeError, Op};
 use super::safety::{self, GlobalVerdict};
-use crate::error::{cap_findings, clip, push_bounded, Code, Finding, MAX_QUOTED_BYTES};
+use crate::error::{cap_findings, clip, clip_owned, push_bounded, Code, Finding, MAX_QUOTED_BYTES};
 use crate::formats::MAX_TENSORS;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -1766,9 +1766,8 @@ impl<'a, 's> Machine<'a, 's> {
         }
         // judged on the whole names above; kept (and reported) clipped, with their length:
         // a 16 MiB protocol-0 line is not copied into the report (tests/fuzz_regressions.rs)
-        let clipped = |o: Option<String>| o.map(|s| if s.len() > MAX_QUOTED_BYTES { clip(&s).into_owned() } else { s });
-        let (module, name) = (clipped(module), clipped(name));
-        let written = written.map(|(m, n)| (clip(&m).into_owned(), clip(&n).into_owned()));
+        let (module, name) = (module.map(clip_owned), name.map(clip_owned));
+        let written = written.map(|(m, n)| (clip_owned(m), clip_owned(n)));
         let strings = |o: &Option<String>| o.as_ref().map_or(0, String::len);
         let held = std::mem::size_of::<GlobalRef>()
             + std::mem::size_of::<GlobalKey>()
