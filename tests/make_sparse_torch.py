@@ -6,9 +6,11 @@ pickle of an OrderedDict of `torch._utils._rebuild_tensor_v2(persistent storage,
 `data/<key>` one storage per tensor, `byteorder`, `version`, Zip64 records past 4 GiB —
 with every storage left a hole (zeros, no disk cost). Standard library only.
 
-Usage: python3 tests/make_sparse_torch.py OUT [--small]
+Usage: python3 tests/make_sparse_torch.py OUT [--small | --tensors=N]
   --small  a 2-layer, narrow version (a few MB, real zeros) to check the writer against
            torch.load(weights_only=True).
+  --tensors=N  N BF16 tensors of 4 × 4 instead, each with its storage: a dense state dict
+           for measuring memory (README, Hardening).
 Also writes OUT.expected.json: size, tensor count, params, the pickle's offset and length,
 the tensors' absolute data offsets, and the safetensors header a conversion must start with
 (the safetensors writer's: dtype order then name, `__metadata__` {"format": "pt"}, padded
@@ -23,7 +25,11 @@ ALIGN = 64  # torch's kFieldAlignment: member data starts on a 64-byte boundary
 PREFIX = "pytorch_model"
 
 
-def shapes(small):
+def shapes(small, many=None):
+    if many is not None:
+        for i in range(many):
+            yield f"model.layers.{i // 10}.block.{i % 10}.weight", [4, 4]
+        return
     hidden, kv, inter, vocab, layers = (64, 16, 128, 256, 2) if small else (3072, 1024, 8192, 128256, 28)
     yield "model.embed_tokens.weight", [vocab, hidden]
     for i in range(layers):
@@ -114,9 +120,9 @@ def zeros_crc(n):
     return ZERO_CRC[n]
 
 
-def main(out, small):
+def main(out, small, many=None):
     tensors = []
-    for name, shape in shapes(small):
+    for name, shape in shapes(small, many):
         numel = 1
         for d in shape:
             numel *= d
@@ -177,5 +183,6 @@ def main(out, small):
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
-        sys.exit("usage: make_sparse_torch.py OUT [--small]")
-    main(args[0], "--small" in sys.argv)
+        sys.exit("usage: make_sparse_torch.py OUT [--small | --tensors=N]")
+    many = [int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--tensors=")]
+    main(args[0], "--small" in sys.argv, many[-1] if many else None)
