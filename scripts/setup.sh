@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tensorpeek's build and tests need, skipping whatever is already there.
 # A fresh machine needs Rust, Node 20 and Python 3.11; everything else comes from
-# crates.io, npm, PyPI and Debian. The two `cargo install`s take ~16 min the first time.
+# crates.io, npm, PyPI and Debian. The two `cargo install`s are the slow part the first time.
 #
 #   scripts/setup.sh          everything (build + browser tests)
 #   scripts/setup.sh --serve  only what building and serving the page needs
@@ -25,20 +25,36 @@ else
   rustup target add wasm32-unknown-unknown
 fi
 
+# The two build tools are compiled from crates.io. They are tools, not the product: built
+# with a light release profile (no LTO, many codegen units, opt-level 1) instead of their own
+# fat-LTO, one-unit profile, without their TLS and update-check features (the build runs
+# --offline and never downloads), and both at once so that one's serial steps (a link, a big
+# crate) overlap the other's. Measured in README.md ("The two commands").
+light=(env CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=64
+       CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
+       CARGO_PROFILE_RELEASE_INCREMENTAL=false)
+pids=()
 if [[ "$(trunk --version 2>/dev/null || true)" == "trunk $TRUNK_VERSION" ]]; then
   say "trunk $TRUNK_VERSION: present"
 else
-  say "installing trunk $TRUNK_VERSION (about 11 minutes)"
-  cargo install --locked "trunk@$TRUNK_VERSION"
+  say "installing trunk $TRUNK_VERSION (light profile, no default features)"
+  "${light[@]}" cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
+  pids+=($!)
 fi
 
 if [[ "$(wasm-bindgen --version 2>/dev/null || true)" == "wasm-bindgen $WASM_BINDGEN_VERSION"* ]]; then
   say "wasm-bindgen $WASM_BINDGEN_VERSION: present"
 else
   # No --locked: the locked webpki-roots is not in every registry mirror.
-  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 5 minutes)"
-  cargo install "wasm-bindgen-cli@$WASM_BINDGEN_VERSION"
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (light profile, no default features)"
+  "${light[@]}" cargo install --quiet --no-default-features "wasm-bindgen-cli@$WASM_BINDGEN_VERSION" &
+  pids+=($!)
 fi
+# The downloads below (npm, Debian, PyPI) run while the two tools compile.
+wait_tools() {
+  for pid in "${pids[@]}"; do wait "$pid" || { say "a cargo install failed"; exit 1; }; done
+  pids=()
+}
 
 # npm ci brings playwright-core and binaryen (wasm-opt) into node_modules; rerun only
 # when package-lock.json changed since the last install.
@@ -51,7 +67,7 @@ else
 fi
 wasm-opt --version | grep -q "version_$WASM_OPT_VERSION" || { say "wasm-opt is not version $WASM_OPT_VERSION"; exit 1; }
 
-[[ $serve_only == 1 ]] && exit 0
+[[ $serve_only == 1 ]] && { wait_tools; exit 0; }
 
 if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
   say "chromium + chromedriver: present"
@@ -68,3 +84,4 @@ else
   say "pip install safetensors gguf numpy"
   python3 -m pip install --quiet safetensors gguf numpy
 fi
+wait_tools

@@ -14,7 +14,10 @@ use crate::formats::torch::{self, TorchFile};
 use crate::formats::{Inspection, Parsed};
 use crate::model::audit::Audit;
 use crate::model::checkpoint::CheckpointModel;
+use crate::model::description::Description;
 use crate::model::gguf_split::SplitModel;
+use crate::model::memory::fit::Fitted;
+use crate::model::memory::{Buffer, ContextParams, DeviceTotal, KvSummary, Plan};
 use crate::stats::Stats;
 use crate::vocab::{Format, TensorEntry, Totals};
 use serde::Serialize;
@@ -39,6 +42,46 @@ pub struct Report<F = FileReport> {
     /// A conversion audit (`tensorpeek audit`, the page's Audit tab), when one ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<Box<Audit>>,
+    /// The memory llama.cpp would allocate (`tensorpeek fit`, the page's Will it run? card).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Box<MemorySection>>,
+}
+
+/// The report's `memory` (docs/report.md): the description it was projected from, every
+/// buffer llama.cpp would allocate, the per-device totals, the cache, and what fits.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemorySection {
+    pub architecture: Description,
+    pub params: ContextParams,
+    pub buffers: Vec<Buffer>,
+    pub devices: Vec<DeviceTotal>,
+    pub kv: KvSummary,
+    pub output_bytes: u64,
+    pub layer_devices: Vec<String>,
+    pub refused: Option<String>,
+    pub warnings: Vec<String>,
+    /// `--fit`: the arguments llama.cpp's fitting would settle on.
+    pub fitted_args: Option<Fitted>,
+    /// The largest context that fits with every layer offloaded.
+    pub largest_context: Option<u64>,
+}
+
+impl MemorySection {
+    pub fn new(desc: &Description, p: &Plan, fitted: Option<&Fitted>, largest_context: Option<u64>) -> MemorySection {
+        MemorySection {
+            architecture: desc.clone(),
+            params: p.params.clone(),
+            buffers: p.buffers.clone(),
+            devices: p.devices.clone(),
+            kv: p.kv.clone(),
+            output_bytes: p.output_bytes,
+            layer_devices: p.layer_devices.clone(),
+            refused: p.refused.clone(),
+            warnings: p.warnings.clone(),
+            fitted_args: fitted.cloned(),
+            largest_context,
+        }
+    }
 }
 
 /// The merged view when several files form one model.
@@ -66,6 +109,7 @@ impl<T> Report<FileReport<T>> {
             files,
             model: None,
             audit: None,
+            memory: None,
         }
     }
 

@@ -10,6 +10,7 @@ mod audit;
 mod bench;
 mod convert;
 pub mod exit;
+mod fit;
 mod inspect;
 mod print;
 mod sha256;
@@ -92,6 +93,11 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Will it run here? The memory llama.cpp would allocate to run a GGUF model — weights,
+    /// KV cache, compute buffers — per device, from the header alone. Takes llama.cpp's own
+    /// flags (-c, -np, -b, -ub, -ctk, -ctv, -fa, --swa-full, -ngl, -ts, -ot, -ncmoe,
+    /// --no-mmap); --gpu and --ram give the devices, --fit prints the arguments that fit.
+    Fit(fit::FitArgs),
     /// Benchmark: BF16 → stats throughput over a synthetic 128256×3072 tensor (in memory).
     #[command(hide = true)]
     BenchValues {
@@ -111,7 +117,11 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("fit") {
+        args = fit::rewrite_args(args);
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -125,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::BenchAudit { source, against } => audit::bench(&source, &against),
         Command::Sha256 { files } => sha256::run(&files),
         Command::Convert { files, output } => convert::run(&files, &output),
+        Command::Fit(a) => fit::run(&a),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

@@ -8,5 +8,7 @@ pub mod architecture;
 pub mod audit;
 pub mod checkpoint;
 pub mod companions;
+pub mod description;
 pub mod files;
 pub mod gguf_split;
+pub mod memory;

@@ -1,0 +1,310 @@
+//! `tensorpeek fit FILE… [llama.cpp's flags] [--gpu 24GiB,…] [--ram 64GiB] [--fit] [--json]`:
+//! the memory llama.cpp would allocate to run a GGUF model with these settings, buffer by
+//! buffer and per device, from the header alone ([`crate::model::memory`]). The flags are
+//! llama.cpp's own spellings (`-c`, `-np`, `-ngl`, `-ctk`, `-ot`, …), so that a person can paste
+//! those of the command they run.
+
+use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
+use super::inspect::{collect, open};
+use crate::fmt::{human_bytes, thousands};
+use crate::model::description::Description;
+use crate::model::memory::{self, fit, Backend, CacheType, Device, FlashAttn, Override, Plan, Settings};
+use crate::report::{FileReport, MemorySection, Report};
+use crate::source::set::{open_set, SetOptions};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// llama.cpp's short spellings, rewritten to the long ones before parsing (clap takes only
+/// one-letter short flags; llama.cpp's `-np`, `-ctk`, … are several letters after one dash).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("-c", "--ctx-size"),
+    ("-np", "--parallel"),
+    ("-b", "--batch-size"),
+    ("-ub", "--ubatch-size"),
+    ("-ctk", "--cache-type-k"),
+    ("-ctv", "--cache-type-v"),
+    ("-fa", "--flash-attn"),
+    ("-ngl", "--n-gpu-layers"),
+    ("-ot", "--override-tensor"),
+    ("-ts", "--tensor-split"),
+    ("-nkvo", "--no-kv-offload"),
+    ("-cmoe", "--cpu-moe"),
+    ("-ncmoe", "--n-cpu-moe"),
+    ("-fitt", "--fit-target"),
+    ("-fitc", "--fit-ctx"),
+    ("-kvu", "--kv-unified"),
+];
+
+/// Rewrites `-np 4` to `--parallel 4` (and `-np=4`), leaving everything else alone.
+pub fn rewrite_args(args: Vec<String>) -> Vec<String> {
+    args.into_iter()
+        .map(|a| {
+            let (flag, rest) = match a.split_once('=') {
+                Some((f, r)) => (f.to_string(), Some(r.to_string())),
+                None => (a.clone(), None),
+            };
+            match ALIASES.iter().find(|(s, _)| *s == flag) {
+                Some((_, long)) => match rest {
+                    Some(r) => format!("{long}={r}"),
+                    None => long.to_string(),
+                },
+                None => a,
+            }
+        })
+        .collect()
+}
+
+/// The flags, as clap parsed them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FitArgs {
+    /// The GGUF file (all parts of a split model).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// `-c`: context length (0 = the model's training context).
+    #[arg(long = "ctx-size", default_value_t = 0)]
+    pub ctx_size: u64,
+    /// `-np`: parallel sequences.
+    #[arg(long = "parallel", default_value_t = 1)]
+    pub parallel: u64,
+    /// `-b`: logical batch size.
+    #[arg(long = "batch-size", default_value_t = 2048)]
+    pub batch_size: u64,
+    /// `-ub`: physical batch size.
+    #[arg(long = "ubatch-size", default_value_t = 512)]
+    pub ubatch_size: u64,
+    /// `-ctk`: K cache type (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1).
+    #[arg(long = "cache-type-k", default_value = "f16")]
+    pub cache_type_k: String,
+    /// `-ctv`: V cache type.
+    #[arg(long = "cache-type-v", default_value = "f16")]
+    pub cache_type_v: String,
+    /// `-fa`: flash attention, on, off or auto.
+    #[arg(long = "flash-attn", default_value = "auto")]
+    pub flash_attn: String,
+    /// `--swa-full`: a full-size cache for sliding-window layers.
+    #[arg(long = "swa-full")]
+    pub swa_full: bool,
+    /// `-kvu`: one KV stream for all sequences.
+    #[arg(long = "kv-unified")]
+    pub kv_unified: bool,
+    /// `-ngl`: layers to offload (the output layer counts as one); default all.
+    #[arg(long = "n-gpu-layers")]
+    pub n_gpu_layers: Option<i64>,
+    /// `-ts`: share of layers per GPU, e.g. 3,1.
+    #[arg(long = "tensor-split", value_delimiter = ',')]
+    pub tensor_split: Vec<f32>,
+    /// `-ot PATTERN=BUFT,…`: tensors whose name matches go to that buffer type (CPU or a GPU's).
+    #[arg(long = "override-tensor", value_delimiter = ',')]
+    pub override_tensor: Vec<String>,
+    /// `-cmoe`: every expert tensor on the CPU.
+    #[arg(long = "cpu-moe")]
+    pub cpu_moe: bool,
+    /// `-ncmoe N`: the expert tensors of the first N layers on the CPU.
+    #[arg(long = "n-cpu-moe", default_value_t = 0)]
+    pub n_cpu_moe: u64,
+    /// Load without mmap.
+    #[arg(long = "no-mmap")]
+    pub no_mmap: bool,
+    /// `-nkvo`: keep the KV cache on the host.
+    #[arg(long = "no-kv-offload")]
+    pub no_kv_offload: bool,
+    /// The GPUs' free memory, e.g. 24GiB or 24GiB,8GiB.
+    #[arg(long = "gpu", value_delimiter = ',')]
+    pub gpu: Vec<String>,
+    /// The GPUs' kind: cuda, or rpc (ggml's RPC server: the reference tests' second device).
+    #[arg(long = "backend", default_value = "cuda")]
+    pub backend: String,
+    /// Host memory, e.g. 64GiB.
+    #[arg(long = "ram")]
+    pub ram: Option<String>,
+    /// Print the arguments that fit the devices, as llama-fit-params does.
+    #[arg(long = "fit")]
+    pub fit: bool,
+    /// `-fitt`: memory to keep free on each GPU, MiB (llama.cpp's default 1024).
+    #[arg(long = "fit-target", default_value_t = 1024)]
+    pub fit_target: u64,
+    /// `-fitc`: the smallest context fitting may go down to.
+    #[arg(long = "fit-ctx", default_value_t = 4096)]
+    pub fit_ctx: u64,
+    /// Print the JSON report with its `memory` object (docs/report.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `24GiB`, `512MiB`, `8GB`, `1.5TiB`, or a plain number of bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let bytes = v * mult;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+}
+
+/// The settings these flags say, or the sentence saying which flag is wrong.
+pub fn settings(a: &FitArgs) -> Result<Settings, String> {
+    let backend = Backend::parse(&a.backend).ok_or_else(|| format!("--backend: {} is not cuda or rpc", a.backend))?;
+    let mut devices = Vec::new();
+    for (i, g) in a.gpu.iter().enumerate() {
+        let memory = parse_size(g).ok_or_else(|| format!("--gpu: {g} is not a size such as 24GiB"))?;
+        let name = match backend {
+            Backend::Cuda => format!("CUDA{i}"),
+            Backend::Rpc => format!("RPC{i}"),
+        };
+        devices.push(Device { name, backend, memory });
+    }
+    if devices.len() > memory::MAX_DEVICES {
+        return Err(format!("--gpu: at most {} devices", memory::MAX_DEVICES));
+    }
+    let cache = |s: &str, flag: &str| CacheType::parse(s).ok_or_else(|| format!("{flag}: {s} is not one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"));
+    let mut overrides = Vec::new();
+    for o in &a.override_tensor {
+        overrides.push(Override::parse(o).ok_or_else(|| format!("-ot: {o} is not PATTERN=BUFT with a valid pattern"))?);
+    }
+    if a.cpu_moe {
+        overrides.push(Override::parse(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU").ok_or("internal: the -cmoe pattern")?);
+    }
+    if overrides.len() > memory::MAX_OVERRIDES {
+        return Err(format!("-ot: at most {} overrides", memory::MAX_OVERRIDES));
+    }
+    Ok(Settings {
+        n_ctx: a.ctx_size,
+        n_seq: a.parallel,
+        n_batch: a.batch_size,
+        n_ubatch: a.ubatch_size,
+        type_k: cache(&a.cache_type_k, "-ctk")?,
+        type_v: cache(&a.cache_type_v, "-ctv")?,
+        flash_attn: FlashAttn::parse(&a.flash_attn).ok_or_else(|| format!("-fa: {} is not on, off or auto", a.flash_attn))?,
+        swa_full: a.swa_full,
+        kv_unified: a.kv_unified,
+        // llama.cpp: a negative -ngl means all layers.
+        n_gpu_layers: a.n_gpu_layers.and_then(|n| u64::try_from(n).ok()),
+        tensor_split: a.tensor_split.clone(),
+        overrides,
+        n_cpu_moe: a.n_cpu_moe,
+        mmap: !a.no_mmap,
+        offload_kqv: !a.no_kv_offload,
+        devices,
+        host_memory: a.ram.as_deref().map(|r| parse_size(r).ok_or_else(|| format!("--ram: {r} is not a size such as 64GiB"))).transpose()?,
+        repack: if backend == Backend::Cuda { memory::Repack::None } else { memory::Repack::Avx2 },
+    })
+}
+
+pub fn run(a: &FitArgs) -> ExitCode {
+    let s = match settings(a) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tensorpeek fit: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let inputs = match collect(&a.files).and_then(|c| c.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    let ggufs: Vec<&crate::formats::gguf::GgufFile> = set
+        .inspections()
+        .filter_map(|i| match &i.parsed {
+            crate::formats::Parsed::Gguf(g) => Some(g.as_ref()),
+            _ => None,
+        })
+        .collect();
+    let Some((desc, tensors)) = memory::from_gguf_files(&ggufs) else {
+        eprintln!("tensorpeek fit: no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let plan = match memory::plan(&desc, &tensors, &s) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tensorpeek fit: {e}");
+            return ExitCode::from(EXIT_FINDINGS);
+        }
+    };
+    let margin = a.fit_target.saturating_mul(1 << 20);
+    let fitted = if a.fit { Some(fit::fit_params(&desc, &tensors, &s, margin, a.fit_ctx, a.ctx_size == 0, a.n_gpu_layers.is_none())) } else { None };
+    let largest = fit::largest_context(&desc, &tensors, &s, margin).ok().flatten();
+    if a.json {
+        let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
+        report.memory = Some(Box::new(MemorySection::new(&desc, &plan, fitted.as_ref().and_then(|f| f.as_ref().ok()), largest)));
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        if let Err(e) = report.write_json_pretty(&mut out).and_then(|()| std::io::Write::flush(&mut out)) {
+            eprintln!("tensorpeek: writing the report failed: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    } else {
+        print_plan(&desc, &plan, largest);
+        match &fitted {
+            Some(Ok(f)) => println!("\nfits with: {}", f.args),
+            Some(Err(e)) => println!("\ndoes not fit: {e}"),
+            None => {}
+        }
+    }
+    let fits = fit::fits(&plan, 0);
+    ExitCode::from(if plan.refused.is_none() && fits { EXIT_SOUND } else { EXIT_FINDINGS })
+}
+
+fn print_plan(desc: &Description, p: &Plan, largest: Option<u64>) {
+    println!(
+        "{}: {} layers, context {} ({} per sequence × {} sequences), batch {} / ubatch {}",
+        desc.arch,
+        desc.n_layer_all(),
+        thousands(p.params.n_ctx),
+        thousands(p.params.n_ctx_seq),
+        p.params.n_seq,
+        p.params.n_batch,
+        p.params.n_ubatch
+    );
+    let kv = &p.kv;
+    let swa = kv.swa_cells.map(|c| format!(", SWA {} cells", thousands(c))).unwrap_or_default();
+    println!(
+        "KV cache: {} cells{swa} × {} streams, {} layers, K ({}) {}, V ({}) {}{}",
+        thousands(kv.cells),
+        kv.streams,
+        kv.layers,
+        kv.type_k.name(),
+        human_bytes(kv.k_bytes),
+        kv.type_v.name(),
+        human_bytes(kv.v_bytes),
+        if kv.recurrent_layers > 0 {
+            format!("; recurrent state {} layers, R {}, S {}", kv.recurrent_layers, human_bytes(kv.r_bytes), human_bytes(kv.s_bytes))
+        } else {
+            String::new()
+        }
+    );
+    println!("\n{:<8} {:<24} {:<8} {:>16}", "device", "buffer", "kind", "bytes");
+    for b in &p.buffers {
+        println!("{:<8} {:<24} {:<8} {:>16}  ({})", b.device, b.buft, format!("{:?}", b.kind).to_lowercase(), thousands(b.bytes), human_bytes(b.bytes));
+    }
+    println!("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>12}", "device", "model", "context", "compute", "total", "left");
+    for d in &p.devices {
+        let left = d.left.map_or_else(|| "-".to_string(), |l| if l < 0 { format!("-{}", human_bytes(l.unsigned_abs())) } else { human_bytes(l as u64) });
+        println!("{:<8} {:>12} {:>12} {:>12} {:>12} {:>12}", d.device, human_bytes(d.model), human_bytes(d.context), human_bytes(d.compute), human_bytes(d.total), left);
+    }
+    if let Some(l) = largest {
+        println!("\nlargest context fully offloaded: {}", thousands(l));
+    }
+    for w in &p.warnings {
+        println!("warning: {w}");
+    }
+    if let Some(r) = &p.refused {
+        println!("llama.cpp would refuse: {r}");
+    }
+}

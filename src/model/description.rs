@@ -1,0 +1,519 @@
+//! One typed description of a model's architecture, read from either side of a conversion:
+//! the GGUF header (`{arch}.*` keys, as llama.cpp reads them) or a checkpoint's
+//! `config.json` (as `transformers` reads it, mapped to the same words). The memory planner
+//! ([`crate::model::memory`]) and the model card build on it; tests check that both sides of
+//! every fixture pair give the same description.
+//!
+//! Written by hand: no crate knows these layouts. The rules are llama.cpp's hyper-parameter
+//! loading (`src/llama-model.cpp` `load_hparams`, `src/llama-hparams.cpp`, each
+//! `src/models/<arch>.cpp` `load_arch_hparams`) in the tree vendored by llama-cpp-python
+//! 0.3.36, and the converter's key names (`convert_hf_to_gguf.py`, `gguf-py`).
+
+use crate::formats::gguf::{GgufFile, Value};
+use serde::Serialize;
+
+/// Most layers llama.cpp accepts (`LLAMA_MAX_LAYERS`, `src/llama-hparams.h`); a header
+/// claiming more is refused there, and is not described here.
+pub const MAX_LAYERS: u64 = 512;
+/// Most experts llama.cpp accepts (`LLAMA_MAX_EXPERTS`, `src/llama-hparams.h`).
+pub const MAX_EXPERTS: u64 = 512;
+/// Largest width believed from a header (embedding, feed-forward, head sizes, vocabulary):
+/// 2^32 keeps every product of two of them in u64.
+pub const MAX_WIDTH: u64 = 1 << 32;
+
+/// What one layer's attention is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attention {
+    /// Attends to the whole context.
+    Full,
+    /// A sliding window of `Description::swa.window` tokens.
+    Sliding,
+    /// Chunked attention (llama4): blocks of `window` tokens.
+    Chunked,
+    /// Multi-head latent attention (DeepSeek 2/3): a compressed K of `kv_lora_rank + rope`.
+    Mla,
+    /// A recurrent (state-space or linear-attention) layer: no KV, a fixed state.
+    Recurrent,
+    /// No attention in this layer (an MLP-only layer of a hybrid).
+    None,
+}
+
+/// What one layer's feed-forward part is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ffn {
+    Dense { n_ff: u64 },
+    Moe { experts: u64, used: u64, n_ff_exp: u64, shared: u64, n_ff_shexp: u64 },
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Layer {
+    pub attention: Attention,
+    pub n_head: u64,
+    pub n_head_kv: u64,
+    /// Key and value head sizes in this layer (the SWA sizes on a sliding layer).
+    pub head_k: u64,
+    pub head_v: u64,
+    pub ffn: Ffn,
+    /// A multi-token-prediction (nextn) layer: the last blocks, not run by the main model.
+    pub nextn: bool,
+    /// The layer keeps a recurrent state (`is_recr(il)`; falcon-h1's layers also attend).
+    pub recurrent: bool,
+}
+
+impl Layer {
+    /// K and V widths of this layer's cache rows (`n_embd_k_gqa`, `n_embd_v_gqa`).
+    pub fn k_width(&self) -> Option<u64> {
+        self.head_k.checked_mul(self.n_head_kv)
+    }
+    pub fn v_width(&self) -> Option<u64> {
+        self.head_v.checked_mul(self.n_head_kv)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwaKind {
+    Standard,
+    Chunked,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Swa {
+    pub kind: SwaKind,
+    /// Window (or chunk) length in tokens.
+    pub window: u64,
+}
+
+/// Multi-head latent attention's cache widths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Mla {
+    pub kv_lora_rank: u64,
+    pub rope_dim: u64,
+    pub q_lora_rank: u64,
+    /// The decompressed head sizes (`key_length_mla`, `value_length_mla`).
+    pub head_k_mla: u64,
+    pub head_v_mla: u64,
+}
+
+/// The recurrent state per layer and per sequence, in f32 elements (llama.cpp's
+/// `n_embd_r()` and `n_embd_s()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Recurrent {
+    pub r: u64,
+    pub s: u64,
+}
+
+/// Which memory module llama.cpp makes for the architecture (`llama_model::create_memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// No KV cache (encoder-only and diffusion models).
+    None,
+    /// One KV cache over every layer with attention.
+    Kv,
+    /// A full cache and a sliding-window cache.
+    Iswa,
+    /// Recurrent state only.
+    Recurrent,
+    /// Recurrent layers' state plus a KV cache over the attention layers.
+    Hybrid,
+    /// Hybrid with a sliding-window attention part.
+    HybridIswa,
+    /// A memory module tensorpeek does not model (DSA, MSA, DSV4, …).
+    Unmodelled,
+}
+
+/// Where a description was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Gguf,
+    Config,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Description {
+    pub side: Side,
+    /// llama.cpp's architecture name (`general.architecture`), also for a config.json.
+    pub arch: String,
+    pub n_embd: u64,
+    pub n_vocab: u64,
+    pub n_ctx_train: u64,
+    /// Trailing nextn (multi-token prediction) blocks among `layers`.
+    pub n_layer_nextn: u64,
+    pub causal: bool,
+    pub layers: Vec<Layer>,
+    pub swa: Option<Swa>,
+    pub mla: Option<Mla>,
+    pub recurrent: Option<Recurrent>,
+    /// Leading dense blocks before the MoE ones (`leading_dense_block_count`).
+    pub leading_dense: u64,
+    pub memory: MemoryKind,
+    /// What could not be read, each a sentence naming the key.
+    pub gaps: Vec<String>,
+}
+
+impl Description {
+    pub fn n_layer_all(&self) -> u64 {
+        self.layers.len() as u64
+    }
+    /// Layers the main model runs (`n_layer()`): all but the nextn ones.
+    pub fn n_layer(&self) -> u64 {
+        self.n_layer_all().saturating_sub(self.n_layer_nextn)
+    }
+    pub fn is_moe(&self) -> bool {
+        self.layers.iter().any(|l| matches!(l.ffn, Ffn::Moe { .. }))
+    }
+    /// Largest V width over every layer (`n_embd_v_gqa_max()`: a transposed V is padded to it).
+    pub fn v_width_max(&self) -> u64 {
+        self.layers.iter().filter_map(Layer::v_width).max().unwrap_or(0)
+    }
+    /// Experts per MoE layer, and how many are used per token (the first MoE layer's).
+    pub fn experts(&self) -> Option<(u64, u64)> {
+        self.layers.iter().find_map(|l| match l.ffn {
+            Ffn::Moe { experts, used, .. } => Some((experts, used)),
+            _ => None,
+        })
+    }
+}
+
+/// The architectures whose memory module is none (`create_memory`'s first case).
+const NO_MEMORY: &[&str] = &[
+    "bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
+    "wavtokenizer-dec", "modern-bert", "gemma-embedding", "dream", "llada", "llada-moe", "rnd1",
+];
+/// `llm_arch_is_recurrent`.
+const RECURRENT: &[&str] = &["mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"];
+/// `llm_arch_is_hybrid` (deepseek4 is there too, with its own cache kind: unmodelled).
+const HYBRID: &[&str] = &[
+    "jamba", "falcon-h1", "plamo2", "granitehybrid", "lfm2", "lfm2moe", "nemotron_h", "nemotron_h_moe",
+    "qwen3next", "qwen35", "qwen35moe", "minimax-01",
+];
+/// Cache kinds of their own (DSA, MSA, hybrid-idx, DSV4, …): not modelled.
+const UNMODELLED: &[&str] = &[
+    "minimax-m3", "glm-dsa", "deepseek32", "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
+    "gemma3n", "gemma4", "gemma4-assistant", "t5", "t5encoder",
+    // hybrids whose recurrent state has its own formula (KDA, …)
+    "kimi-linear", "kimi-k3", "bailingmoe3",
+];
+
+/// An architecture's sliding-window rule: (arch, kind, default pattern n, dense first,
+/// default window; `None` = the window key must be there and non-zero). From each
+/// `src/models/<arch>.cpp`'s `load_arch_hparams`.
+const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
+    ("gemma2", SwaKind::Standard, 2, false, Some(4096)),
+    ("gemma3", SwaKind::Standard, 6, false, None),
+    ("cohere2", SwaKind::Standard, 4, false, Some(0)),
+    ("cohere2moe", SwaKind::Standard, 4, true, Some(0)),
+    ("gpt-oss", SwaKind::Standard, 2, false, Some(0)),
+    ("exaone-moe", SwaKind::Standard, 4, false, Some(128)),
+    ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
+];
+
+/// Reads GGUF keys the way llama.cpp's loader does: `{arch}.` keys, a per-layer key as a
+/// scalar or an array of exactly `n_layer_all` values.
+struct Keys<'a> {
+    file: &'a GgufFile,
+    arch: &'a str,
+    gaps: Vec<String>,
+}
+
+impl Keys<'_> {
+    fn value(&self, key: &str) -> Option<&Value> {
+        self.file.kv(&format!("{}.{key}", self.arch))
+    }
+    fn u64(&self, key: &str) -> Option<u64> {
+        self.value(key).and_then(Value::as_u64).filter(|v| *v <= MAX_WIDTH)
+    }
+    fn bool(&self, key: &str) -> Option<bool> {
+        match self.value(key)? {
+            Value::Bool(b) => Some(*b != 0),
+            v => v.as_u64().map(|n| n != 0),
+        }
+    }
+    /// A per-layer key: a scalar for every layer, or an array of `n` values. An array of
+    /// another length (or only partly kept) is a gap, and the key is taken as absent.
+    fn per_layer(&mut self, key: &str, n: usize) -> Option<Vec<u64>> {
+        match self.value(key)? {
+            Value::Array(a) => {
+                let vals: Option<Vec<u64>> = a.head.iter().map(|v| v.as_u64().filter(|x| *x <= MAX_WIDTH)).collect();
+                match vals {
+                    Some(v) if v.len() == n && a.len == n as u64 => Some(v),
+                    _ => {
+                        self.gaps.push(format!("{}.{key}: an array of {} values where {n} layers were expected", self.arch, a.len));
+                        None
+                    }
+                }
+            }
+            v => v.as_u64().filter(|x| *x <= MAX_WIDTH).map(|x| vec![x; n]),
+        }
+    }
+    /// A per-layer bool array (`sliding_window_pattern` as an array).
+    fn bool_array(&self, key: &str, n: usize) -> Option<Vec<bool>> {
+        match self.value(key)? {
+            Value::Array(a) if a.len == n as u64 && a.head.len() == n => a
+                .head
+                .iter()
+                .map(|v| match v {
+                    Value::Bool(b) => Some(*b != 0),
+                    v => v.as_u64().map(|x| x != 0),
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+}
+
+impl Description {
+    /// The description llama.cpp would load from this GGUF header. `None` when the header
+    /// has no architecture or no block count (nothing to describe); unreadable parts are in
+    /// `gaps`.
+    pub fn from_gguf(file: &GgufFile) -> Option<Description> {
+        let arch = file.architecture()?;
+        let mut k = Keys { file, arch, gaps: Vec::new() };
+        let n_layer_all = k.u64("block_count").filter(|n| (1..=MAX_LAYERS).contains(n))?;
+        let n = usize::try_from(n_layer_all).ok()?;
+        let n_embd = k.u64("embedding_length").unwrap_or(0);
+        let n_ctx_train = k.u64("context_length").unwrap_or(0);
+        let n_layer_nextn = k.u64("nextn_predict_layers").unwrap_or(0).min(n_layer_all);
+        let n_layer = n_layer_all - n_layer_nextn;
+        let n_vocab = k
+            .u64("vocab_size")
+            .or_else(|| match file.kv("tokenizer.ggml.tokens") {
+                Some(Value::Array(a)) => Some(a.len),
+                _ => None,
+            })
+            .unwrap_or(0);
+        let causal = k.bool("attention.causal").unwrap_or(true);
+
+        let n_head = k.per_layer("attention.head_count", n).unwrap_or_else(|| vec![0; n]);
+        let n_head_kv = k.per_layer("attention.head_count_kv", n).unwrap_or_else(|| n_head.clone());
+        let n_ff = k.per_layer("feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
+        let head0 = n_head.first().copied().unwrap_or(0);
+        let (head_k_full, head_v_full) = if head0 > 0 {
+            let default = n_embd / head0;
+            (k.u64("attention.key_length").unwrap_or(default), k.u64("attention.value_length").unwrap_or(default))
+        } else {
+            (0, 0)
+        };
+        let head_k_swa = k.u64("attention.key_length_swa").unwrap_or(head_k_full);
+        let head_v_swa = k.u64("attention.value_length_swa").unwrap_or(head_v_full);
+
+        // Experts.
+        let experts = k.u64("expert_count").unwrap_or(0).min(MAX_EXPERTS);
+        let used = k.per_layer("expert_used_count", n).unwrap_or_else(|| vec![0; n]);
+        let n_ff_exp = k.per_layer("expert_feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
+        let shared = k.u64("expert_shared_count").unwrap_or(0);
+        let n_ff_shexp = k.u64("expert_shared_feed_forward_length").unwrap_or(0);
+        let leading_dense = k.u64("leading_dense_block_count").unwrap_or(0);
+
+        // MLA: both decompressed head sizes given (`is_mla()`).
+        let mla = match (k.u64("attention.key_length_mla"), k.u64("attention.value_length_mla")) {
+            (Some(hk), Some(hv)) if hk > 0 && hv > 0 => Some(Mla {
+                kv_lora_rank: k.u64("attention.kv_lora_rank").unwrap_or(0),
+                rope_dim: k.u64("rope.dimension_count").unwrap_or(0),
+                q_lora_rank: k.u64("attention.q_lora_rank").unwrap_or(0),
+                head_k_mla: hk,
+                head_v_mla: hv,
+            }),
+            _ => None,
+        };
+
+        // Sliding window: the arch's rule, the pattern key (bool array or int n).
+        let mut is_swa = vec![false; n];
+        let mut swa = None;
+        let window_key = k.u64("attention.sliding_window");
+        if let Some(&(_, kind, default_n, dense_first, default_window)) = SWA_RULES.iter().find(|r| r.0 == arch) {
+            let window = match (window_key, default_window) {
+                (Some(w), _) => Some(w),
+                (None, Some(d)) => Some(d),
+                (None, None) => None,
+            };
+            // gemma3: SWA only with a window > 0; llama4: no SWA when the key says 0.
+            let on = match window {
+                Some(w) => w > 0 || !matches!(arch, "gemma3" | "llama4"),
+                None => false,
+            };
+            if on {
+                let w = window.unwrap_or(0);
+                if let Some(flags) = k.bool_array("attention.sliding_window_pattern", n) {
+                    is_swa = flags;
+                } else {
+                    let p = k.u64("attention.sliding_window_pattern").unwrap_or(default_n);
+                    set_swa_pattern(&mut is_swa, n_layer, p, dense_first);
+                }
+                swa = Some(Swa { kind, window: w });
+            }
+        } else if let Some(flags) = k.bool_array("attention.sliding_window_pattern", n) {
+            // The archs that take an explicit per-layer array (granite-swa, step35, …).
+            if flags.iter().any(|f| *f) {
+                is_swa = flags;
+                swa = Some(Swa { kind: SwaKind::Standard, window: window_key.unwrap_or(0) });
+            }
+        }
+        if arch == "phi3" {
+            // phi3 disables SWA (`src/models/phi3.cpp`).
+            swa = None;
+            is_swa = vec![false; n];
+        }
+
+        // Recurrent layers.
+        let mut is_recr = vec![RECURRENT.contains(&arch); n];
+        match arch {
+            "jamba" | "lfm2" | "lfm2moe" | "granitehybrid" | "plamo2" => {
+                for (i, r) in is_recr.iter_mut().enumerate() {
+                    *r = n_head_kv.get(i).copied() == Some(0);
+                }
+            }
+            "falcon-h1" => is_recr = vec![true; n],
+            "nemotron_h" | "nemotron_h_moe" => {
+                for (i, r) in is_recr.iter_mut().enumerate() {
+                    *r = (i as u64) < n_layer && n_head_kv.get(i) == Some(&0) && n_ff.get(i) == Some(&0);
+                }
+            }
+            "qwen3next" | "qwen35" | "qwen35moe" | "minimax-01" => {
+                if let Some(flags) = k.bool_array("attention.recurrent_layers", n) {
+                    is_recr = flags;
+                } else {
+                    let interval = k.u64("full_attention_interval").unwrap_or(4).max(1);
+                    for (i, r) in is_recr.iter_mut().enumerate() {
+                        let i = i as u64;
+                        *r = i < n_layer && (i + 1) % interval != 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if arch == "lfm2" && window_key.is_some_and(|w| w > 0) {
+            // lfm2 with a window: its attention layers slide.
+            for (s, r) in is_swa.iter_mut().zip(&is_recr) {
+                *s = !*r;
+            }
+            swa = Some(Swa { kind: SwaKind::Standard, window: window_key.unwrap_or(0) });
+        }
+
+        let recurrent = if is_recr.iter().any(|r| *r) { recurrent_state(&mut k, arch, n_embd, head0) } else { None };
+
+        let memory = if NO_MEMORY.contains(&arch) {
+            MemoryKind::None
+        } else if UNMODELLED.contains(&arch) {
+            MemoryKind::Unmodelled
+        } else if RECURRENT.contains(&arch) {
+            MemoryKind::Recurrent
+        } else if HYBRID.contains(&arch) {
+            if swa.is_some() {
+                MemoryKind::HybridIswa
+            } else {
+                MemoryKind::Hybrid
+            }
+        } else if swa.is_some() {
+            MemoryKind::Iswa
+        } else {
+            MemoryKind::Kv
+        };
+
+        let layers = (0..n)
+            .map(|i| {
+                let il = i as u64;
+                let recr = is_recr.get(i).copied().unwrap_or(false);
+                let sw = is_swa.get(i).copied().unwrap_or(false);
+                let nh = n_head.get(i).copied().unwrap_or(0);
+                let nkv = n_head_kv.get(i).copied().unwrap_or(0);
+                let attention = if recr && arch != "falcon-h1" {
+                    Attention::Recurrent
+                } else if nh == 0 && !recr {
+                    if RECURRENT.contains(&arch) {
+                        Attention::Recurrent
+                    } else {
+                        Attention::None
+                    }
+                } else if mla.is_some() {
+                    Attention::Mla
+                } else if sw {
+                    match swa.map(|s| s.kind) {
+                        Some(SwaKind::Chunked) => Attention::Chunked,
+                        _ => Attention::Sliding,
+                    }
+                } else {
+                    Attention::Full
+                };
+                let used_i = used.get(i).copied().unwrap_or(0);
+                let ffn = if experts > 0 && used_i > 0 && il >= leading_dense {
+                    Ffn::Moe {
+                        experts,
+                        used: used_i,
+                        n_ff_exp: n_ff_exp.get(i).copied().unwrap_or(0),
+                        shared,
+                        n_ff_shexp: if shared > 0 && n_ff_shexp == 0 { n_ff_exp.get(i).copied().unwrap_or(0) } else { n_ff_shexp },
+                    }
+                } else {
+                    match n_ff.get(i).copied().unwrap_or(0) {
+                        0 => Ffn::None,
+                        f => Ffn::Dense { n_ff: f },
+                    }
+                };
+                let (head_k, head_v) = if sw { (head_k_swa, head_v_swa) } else { (head_k_full, head_v_full) };
+                Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn: il >= n_layer, recurrent: recr }
+            })
+            .collect();
+
+        Some(Description {
+            side: Side::Gguf,
+            arch: arch.to_string(),
+            n_embd,
+            n_vocab,
+            n_ctx_train,
+            n_layer_nextn,
+            causal,
+            layers,
+            swa,
+            mla,
+            recurrent,
+            leading_dense,
+            memory,
+            gaps: k.gaps,
+        })
+    }
+}
+
+/// `set_swa_pattern(n, dense_first)`: layer il slides iff `n == 0 || il % n < n - 1`
+/// (dense first: `il % n != 0`); nextn layers never slide.
+fn set_swa_pattern(is_swa: &mut [bool], n_layer: u64, n_pattern: u64, dense_first: bool) {
+    for (il, s) in is_swa.iter_mut().enumerate() {
+        let il = il as u64;
+        *s = il < n_layer
+            && (n_pattern == 0
+                || if dense_first { il % n_pattern != 0 } else { il % n_pattern < n_pattern.saturating_sub(1) });
+    }
+}
+
+/// `n_embd_r()` / `n_embd_s()` (`src/llama-hparams.cpp`): the recurrent state's row widths.
+fn recurrent_state(k: &mut Keys, arch: &str, n_embd: u64, n_head0: u64) -> Option<Recurrent> {
+    let wkv = k.u64("wkv.head_size").unwrap_or(0);
+    if wkv != 0 {
+        let shift = k.u64("token_shift_count").unwrap_or(2);
+        return Some(Recurrent { r: shift.checked_mul(n_embd)?, s: n_embd.checked_mul(wkv)? });
+    }
+    if let Some(l_cache) = k.u64("shortconv.l_cache") {
+        let s = k.u64("ssm.state_size").unwrap_or(0).checked_mul(k.u64("ssm.inner_size").unwrap_or(0))?;
+        return Some(Recurrent { r: n_embd.checked_mul(l_cache.saturating_sub(1))?, s });
+    }
+    let d_conv = k.u64("ssm.conv_kernel").unwrap_or(0);
+    let d_inner = k.u64("ssm.inner_size").unwrap_or(0);
+    let d_state = k.u64("ssm.state_size").unwrap_or(0);
+    let n_group = k.u64("ssm.group_count").unwrap_or(0);
+    let r = d_conv.saturating_sub(1).checked_mul(d_inner.checked_add(n_group.checked_mul(d_state)?.checked_mul(2)?)?)?;
+    let s = if arch == "minimax-01" {
+        let h = k.u64("attention.key_length").unwrap_or(0);
+        h.checked_mul(h)?.checked_mul(n_head0)?
+    } else {
+        d_state.checked_mul(d_inner)?
+    };
+    Some(Recurrent { r, s })
+}
+
+#[cfg(test)]
+mod tests;

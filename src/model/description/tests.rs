@@ -1,0 +1,1 @@
+//! Tests of the description (the fixture pairs are in tests/families.rs).

@@ -1,0 +1,137 @@
+//! The memory module's buffers: the KV cache (`src/llama-kv-cache.cpp`), its sliding-window
+//! twin (`src/llama-kv-cache-iswa.cpp`) and the recurrent state
+//! (`src/llama-memory-recurrent.cpp`), each on the device of its layer.
+
+use super::params::{pad, ContextParams, CTX_PAD};
+use super::weights::CPU_ALIGNMENT;
+use super::{device_label, Backend, Buffer, Kind, KvSummary, Settings};
+use crate::model::description::{Attention, Description, Layer, MemoryKind};
+use std::collections::BTreeMap;
+
+fn has_kv(l: &Layer) -> bool {
+    !l.nextn && matches!(l.attention, Attention::Full | Attention::Sliding | Attention::Chunked | Attention::Mla)
+}
+
+fn slides(l: &Layer) -> bool {
+    matches!(l.attention, Attention::Sliding | Attention::Chunked)
+}
+
+/// Bytes of a cache tensor in a buffer of `device` (alignment, CUDA's quantized row padding).
+fn padded(bytes: u64, row_elems: u64, quant: Option<(u64, u64)>, device: Option<usize>, s: &Settings) -> u64 {
+    let backend = device.and_then(|d| s.devices.get(d)).map(|d| d.backend);
+    match backend {
+        Some(Backend::Cuda) => {
+            let mut b = bytes;
+            if let Some((blck, tsize)) = quant {
+                if row_elems % 512 != 0 {
+                    b = b.saturating_add((512 - row_elems % 512) / blck * tsize);
+                }
+            }
+            pad(b, 128)
+        }
+        _ => pad(bytes, CPU_ALIGNMENT),
+    }
+}
+
+/// The cache llama.cpp makes, its buffers per device, and a refusal if any.
+pub fn cache(
+    desc: &Description,
+    s: &Settings,
+    p: &ContextParams,
+    layers: &[Option<usize>],
+) -> (KvSummary, Vec<Buffer>, Option<String>) {
+    let v_trans = !p.flash_attn;
+    let mut sum = KvSummary {
+        memory: desc.memory,
+        cells: 0,
+        swa_cells: None,
+        streams: p.n_stream,
+        type_k: s.type_k,
+        type_v: s.type_v,
+        layers: 0,
+        swa_layers: 0,
+        k_bytes: 0,
+        v_bytes: 0,
+        recurrent_layers: 0,
+        r_bytes: 0,
+        s_bytes: 0,
+        v_trans,
+    };
+    let mut bufs: BTreeMap<(u8, Option<usize>), u64> = BTreeMap::new();
+    let device_of = |il: usize| if s.offload_kqv { layers.get(il).copied().flatten() } else { None };
+    let attends = !matches!(desc.memory, MemoryKind::None | MemoryKind::Recurrent);
+    let iswa = matches!(desc.memory, MemoryKind::Iswa | MemoryKind::HybridIswa);
+    if attends {
+        sum.cells = p.n_ctx_seq;
+        let swa_cells = desc.swa.map(|w| {
+            if s.swa_full {
+                p.n_ctx_seq
+            } else {
+                let seqs = if s.kv_unified { p.n_seq } else { 1 };
+                pad(p.n_ctx_seq.min(w.window.saturating_mul(seqs).saturating_add(p.n_ubatch)), CTX_PAD)
+            }
+        });
+        if iswa {
+            sum.swa_cells = swa_cells;
+        }
+        let v_max = desc.v_width_max();
+        for (il, l) in desc.layers.iter().enumerate() {
+            if !has_kv(l) {
+                continue;
+            }
+            let swa_layer = iswa && slides(l);
+            let cells = if swa_layer { swa_cells.unwrap_or(p.n_ctx_seq) } else { p.n_ctx_seq };
+            let rows = cells.saturating_mul(p.n_stream);
+            let kw = l.k_width().unwrap_or(0);
+            let k = s.type_k.row_size(kw).unwrap_or(0).saturating_mul(rows);
+            let (vw, v) = if l.attention == Attention::Mla {
+                (0, 0)
+            } else {
+                let vw = if v_trans { v_max } else { l.v_width().unwrap_or(0) };
+                (vw, s.type_v.row_size(vw).unwrap_or(0).saturating_mul(rows))
+            };
+            sum.layers += 1;
+            if swa_layer {
+                sum.swa_layers += 1;
+            }
+            sum.k_bytes += k;
+            sum.v_bytes += v;
+            let d = device_of(il);
+            let q = |t: super::CacheType| Some((t.ggml().block_size, t.ggml().type_size)).filter(|_| t.is_quantized());
+            let key = (u8::from(swa_layer), d);
+            *bufs.entry(key).or_insert(0) += padded(k, kw, q(s.type_k), d, s);
+            if l.attention != Attention::Mla {
+                *bufs.entry(key).or_insert(0) += padded(v, vw, q(s.type_v), d, s);
+            }
+        }
+    }
+    if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa)) {
+        let rows = p.n_seq.max(1);
+        for (il, l) in desc.layers.iter().enumerate() {
+            if !l.recurrent || l.nextn {
+                continue;
+            }
+            let rb = r.r.saturating_mul(rows).saturating_mul(4);
+            let sb = r.s.saturating_mul(rows).saturating_mul(4);
+            sum.recurrent_layers += 1;
+            sum.r_bytes += rb;
+            sum.s_bytes += sb;
+            let d = device_of(il);
+            *bufs.entry((2, d)).or_insert(0) += padded(rb, r.r, None, d, s) + padded(sb, r.s, None, d, s);
+        }
+    }
+    let buffers = bufs
+        .into_iter()
+        .filter(|(_, b)| *b > 0)
+        .map(|((_, d), bytes)| Buffer {
+            device: device_label(d),
+            buft: match d {
+                Some(i) => s.devices.get(i).map_or_else(|| format!("GPU{i}"), |x| x.name.clone()),
+                None => "CPU".to_string(),
+            },
+            kind: Kind::Context,
+            bytes,
+        })
+        .collect();
+    (sum, buffers, None)
+}
