@@ -1,10 +1,10 @@
 //! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
-//! reading in a Web Worker through the set driver the CLI uses too — see [`super::opener`])
+//! reading in a Web Worker through the set driver the CLI uses too — see [`super::worker::opener`])
 //! and reading a tensor's values in the Web Worker ([`use_worker_job`]).
 
-use super::components::now_ms;
-use super::opener::{self, JobInput, JobPlan};
-use super::protocol::{from_js, to_js, Fault, Problem, Request, Response};
+use super::views::components::now_ms;
+use super::worker::opener::{self, JobInput, JobPlan};
+use super::worker::protocol::{from_js, to_js, Fault, Problem, Request, Response};
 use super::sources::{FileSource, Sources};
 use super::state::{Action, CheckpointTab, NewFile, State};
 use crate::model::files::base_name;
@@ -261,7 +261,7 @@ pub fn use_worker_job() -> WorkerJob {
 /// Content-Security-Policy refusing it).
 fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     let request = to_js(&j.request)?;
-    let (worker, ready) = super::pool::take()?;
+    let (worker, ready) = super::worker::pool::take()?;
     let request2 = request.clone();
     let w = worker.clone();
     let run_err = run.clone();
@@ -303,7 +303,7 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     if ready {
-        // A warm worker (super::pool) already said Ready.
+        // A warm worker (super::worker::pool) already said Ready.
         worker.post_message(&request2).map_err(|e| format!("could not hand the file to the worker: {e:?}"))?;
     }
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })

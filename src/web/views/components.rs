@@ -4,7 +4,7 @@
 //! returns quietly and the page says so.
 
 use super::format::{bytes_html, mono, num_html, params, sized};
-use super::state::Tensors;
+use crate::web::state::Tensors;
 use crate::error::Finding;
 use crate::fmt;
 use crate::formats::Verdict;

@@ -1,16 +1,16 @@
 //! The values panel: under the selected tensor, "Read values" hands the file and the
-//! tensor's entry to the values Web Worker ([`super::hooks::use_worker_job`]), which
+//! tensor's entry to the values Web Worker ([`crate::web::hooks::use_worker_job`]), which
 //! reads exactly the tensor's byte range and sends back progress and the [`Stats`]; the
 //! UI thread never touches the bytes. The result goes into the page state by (file id,
 //! tensor index) through `on_stats`, so it survives re-selection and is merged into the
 //! exported report.
 
 use super::components::{CopyButton, FindingList};
-use super::hooks::{use_worker_job, JobRequest, Run};
-use super::protocol::{Request, Response};
-use super::sources::{use_sources, FileSource};
+use crate::web::hooks::{use_worker_job, JobRequest, Run};
+use crate::web::worker::protocol::{Request, Response};
+use crate::web::sources::{use_sources, FileSource};
 use wasm_bindgen::JsValue;
-use super::state::Tensors;
+use crate::web::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
 use crate::values::StridedView;

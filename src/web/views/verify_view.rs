@@ -3,9 +3,9 @@
 //! `sha256sum` line, an LFS pointer's `oid sha256:…`) — the check after a 5 GB download.
 
 use super::components::{CopyButton, FindingList};
-use super::hooks::{use_worker_job, JobRequest, Run};
-use super::protocol::{Request, Response};
-use super::sources::{use_sources, FileSource};
+use crate::web::hooks::{use_worker_job, JobRequest, Run};
+use crate::web::worker::protocol::{Request, Response};
+use crate::web::sources::{use_sources, FileSource};
 use wasm_bindgen::JsValue;
 use crate::fmt;
 use crate::source::hash::expected_digest;

@@ -1,7 +1,7 @@
 //! The page's **Audit** tab: when a safetensors model (a checkpoint, or safetensors files)
 //! and a GGUF (one file, or the parts of a split model) are open together, a tab offers to
 //! audit the conversion. **Run audit** hands both sides' `File`s to a Web Worker (the values
-//! worker's program, [`super::audit_worker`]) that reads them tensor by tensor; the tab
+//! worker's program, [`crate::web::worker::audit_worker`]) that reads them tensor by tensor; the tab
 //! shows progress (pairs, bytes, rate, ETA) with **Cancel** (the worker is terminated), then
 //! the summary line ("20/20 exact"), each pair with its transforms and verdict, the
 //! largest differences and the size reconciliation; **Export JSON** writes the report with
@@ -10,9 +10,9 @@
 //! Everything from a file is rendered as text (Yew escapes it).
 
 use super::components::{now_ms, ExportButton};
-use super::protocol::{from_js, to_js, AuditResponse, Request};
-use super::sources::{FileSource, Sources};
-use super::state::State;
+use crate::web::worker::protocol::{from_js, to_js, AuditResponse, Request};
+use crate::web::sources::{FileSource, Sources};
+use crate::web::state::State;
 use crate::fmt;
 use crate::model::audit::reconcile::Balance;
 use crate::model::audit::{Audit, PairReport, Verdict};
@@ -156,7 +156,7 @@ fn spawn(sources: &Sources, sides: &Sides, first_mismatch: bool, run: UseStateHa
         config: sides.config.clone(),
         first_mismatch,
     })?;
-    let (worker, ready) = super::pool::take().map_err(|e| format!("the audit worker could not start: {e}"))?;
+    let (worker, ready) = crate::web::worker::pool::take().map_err(|e| format!("the audit worker could not start: {e}"))?;
     let request2 = request.clone();
     let w = worker.clone();
     let run_err = run.clone();
@@ -193,7 +193,7 @@ fn spawn(sources: &Sources, sides: &Sides, first_mismatch: bool, run: UseStateHa
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     if ready {
-        // A warm worker (super::pool) already said Ready.
+        // A warm worker (crate::web::worker::pool) already said Ready.
         worker.post_message(&request2).map_err(|e| format!("could not hand the files to the worker: {e:?}"))?;
     }
     Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })

@@ -8,8 +8,8 @@
 
 use super::components::{dl_item, now_ms};
 use super::format::{mono, sized};
-use super::sources::use_sources;
-use super::state::Shared;
+use crate::web::sources::use_sources;
+use crate::web::state::Shared;
 use crate::fmt;
 use crate::formats::pickle::{GlobalVerdict, Verdict};
 use crate::formats::torch::convert::{self, Plan};
