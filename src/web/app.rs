@@ -2,7 +2,8 @@
 //! checkpoint) and the view of the tab shown. Files are opened by [`use_open_files`];
 //! every view renders from [`State`].
 
-use super::views::audit_view::{self, AuditRun, AuditView, AUDIT_TAB};
+use super::audit::{sides, use_audit, AuditRun, AUDIT_TAB};
+use super::views::audit_view::AuditView;
 use super::views::file_view::FileView;
 use super::folder;
 use super::shell::{self, Handoff};
@@ -170,8 +171,8 @@ pub fn app() -> Html {
     let sources = use_memo((), |_| Sources::default());
     let sources: Sources = (*sources).clone();
     let open = use_open_files(state.dispatcher(), sources.clone());
-    let audit = audit_view::use_audit(sources.clone());
-    let sides = audit_view::sides(&state);
+    let audit = use_audit(sources.clone());
+    let sides = sides(&state);
     let dragging = use_state(|| false);
     let address = use_memo((), |_| Address::current());
     let embed = address.embed;

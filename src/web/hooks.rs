@@ -1,16 +1,22 @@
 //! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
 //! reading in a Web Worker through the set driver the CLI uses too — see [`super::worker::opener`])
-//! and reading a tensor's values in the Web Worker ([`use_worker_job`]).
+//! and a panel's job in the Web Worker ([`use_worker_job`]: a tensor's values, a file's
+//! hash). The views ask in their own terms ([`JobRequest`]); only the hooks speak the
+//! worker's protocol.
 
-use super::views::components::now_ms;
+use super::perf::now_ms;
 use super::worker::opener::{self, JobInput, JobPlan};
 use super::worker::protocol::{from_js, to_js, Fault, Problem, Request, Response};
+use crate::error::Finding;
 use super::sources::{FileSource, Sources};
 use super::state::{Action, CheckpointTab, NewFile, State};
 use crate::model::files::base_name;
 use crate::source::blob::BlobSource;
 use crate::source::set::{role_of, Role};
 use crate::source::ByteSource;
+use crate::stats::Stats;
+use crate::values::StridedView;
+use crate::vocab::TensorEntry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -191,7 +197,7 @@ pub enum Run {
     Starting,
     Reading { done: u64, total: u64, started: f64, now: f64 },
     Cancelled { done: u64, total: u64 },
-    Failed(Problem),
+    Failed(Finding),
 }
 
 /// A running worker and its handlers (kept alive as long as the worker may call them).
@@ -207,10 +213,67 @@ impl Drop for Job {
     }
 }
 
-/// A job for the worker: the request, and what to do with its result (`Done`, `Hashed`).
-pub struct JobRequest {
-    pub request: Request,
-    pub on_result: Callback<Response>,
+/// A job for the worker, as a panel asks for it, and what to do with its result.
+pub enum JobRequest {
+    /// A tensor's values: exactly its byte range of the file (`len`: the file's length as
+    /// inspected), and the SHA-256 of the raw bytes when `sha256`; a strided view's
+    /// elements are gathered through its strides.
+    Values { source: FileSource, len: u64, entry: TensorEntry, sha256: bool, strided: Option<StridedView>, on_done: Callback<ValuesRead> },
+    /// The SHA-256 of the whole file (`len`: its length as inspected): the digest in
+    /// lowercase hex and the time it took, in ms.
+    Hash { source: FileSource, len: u64, on_done: Callback<(String, f64)> },
+}
+
+/// A tensor's values as the worker read them, and what the read cost.
+pub struct ValuesRead {
+    pub stats: Stats,
+    /// Bytes the worker read from the file.
+    pub bytes_read: u64,
+    pub ms: f64,
+    /// The worker's WebAssembly memory, in bytes.
+    pub wasm_memory: u64,
+    /// Where the SHA-256 ran: "off", "nested worker", or why it ran in the worker itself.
+    pub hashing: String,
+    /// HTTP requests made (a file opened by URL).
+    pub requests: u64,
+}
+
+/// A file as a request carries it: its `File`, or the URL it was opened from.
+fn file_or_url(source: &FileSource) -> (JsValue, Option<String>) {
+    match source {
+        FileSource::Blob(b) => (b.blob().clone().into(), None),
+        FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
+    }
+}
+
+impl JobRequest {
+    /// The request in the worker's protocol, and what to do with its answer (`Done`,
+    /// `Hashed`).
+    fn wire(self) -> (Request, Callback<Response>) {
+        match self {
+            JobRequest::Values { source, len, entry, sha256, strided, on_done } => {
+                let (file, url) = file_or_url(&source);
+                let request = Request::Scan { file, url, len, entry, sha256, chunk: 0, slices: false, strided };
+                let on_result = Callback::from(move |r: Response| {
+                    if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
+                        on_done.emit(ValuesRead { stats: *stats, bytes_read, ms, wasm_memory, hashing, requests });
+                    }
+                });
+                (request, on_result)
+            }
+            JobRequest::Hash { source, len, on_done } => {
+                let (file, url) = file_or_url(&source);
+                // A URL's answers are checked against its length; a local file has its own.
+                let len = if url.is_some() { len } else { 0 };
+                let on_result = Callback::from(move |r: Response| {
+                    if let Response::Hashed { hex, ms, .. } = r {
+                        on_done.emit((hex, ms));
+                    }
+                });
+                (Request::Hash { file, url, len }, on_result)
+            }
+        }
+    }
 }
 
 /// The worker as a panel uses it: the job's state, start and cancel.
@@ -239,7 +302,7 @@ pub fn use_worker_job() -> WorkerJob {
                     *job.borrow_mut() = Some(w);
                     run.set(Run::Starting);
                 }
-                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the worker could not start: {e}")))),
+                Err(e) => run.set(Run::Failed(read_failed(format!("the worker could not start: {e}")))),
             }
         })
     };
@@ -257,21 +320,26 @@ pub fn use_worker_job() -> WorkerJob {
     WorkerJob { run: (*run).clone(), start, cancel }
 }
 
+/// A job's failure on the page's side, as a finding (`read_failed`).
+fn read_failed(message: String) -> Finding {
+    Problem::read_failed(message).finding()
+}
+
 /// Starts a worker for one job. Errors are JS errors from the Worker constructor (e.g. a
 /// Content-Security-Policy refusing it).
 fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
-    let request = to_js(&j.request)?;
+    let (request, on_result) = j.wire();
+    let request = to_js(&request)?;
     let (worker, ready) = super::worker::pool::take()?;
     let request2 = request.clone();
     let w = worker.clone();
     let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let on_result = j.on_result;
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
         Ok(Response::Ready) => {
             started.set(now_ms());
             if let Err(e) = w.post_message(&request) {
-                run.set(Run::Failed(Problem::read_failed(format!("could not hand the file to the worker: {e:?}"))));
+                run.set(Run::Failed(read_failed(format!("could not hand the file to the worker: {e:?}"))));
             }
         }
         Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
@@ -282,16 +350,16 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
         }
         Ok(Response::Error(p)) => {
             w.terminate();
-            run.set(Run::Failed(p));
+            run.set(Run::Failed(p.finding()));
         }
         Ok(Response::Panicked { message }) => {
             w.terminate();
-            run.set(Run::Failed(Problem::read_failed(format!("the worker stopped: {message}"))));
+            run.set(Run::Failed(read_failed(format!("the worker stopped: {message}"))));
         }
         Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. }) => {}
         Err(e) => {
             w.terminate();
-            run.set(Run::Failed(Problem::read_failed(format!("the worker's answer was not understood: {e}"))));
+            run.set(Run::Failed(read_failed(format!("the worker's answer was not understood: {e}"))));
         }
     });
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
@@ -299,7 +367,7 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         w2.terminate();
         let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(Run::Failed(Problem::read_failed(format!("the worker failed: {detail}"))));
+        run_err.set(Run::Failed(read_failed(format!("the worker failed: {detail}"))));
     });
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     if ready {

@@ -12,8 +12,10 @@
 //!   worker (the warm spare, the open jobs).
 
 pub mod app;
+pub mod audit;
 pub mod folder;
 pub mod hooks;
+pub mod perf;
 pub mod remote;
 pub mod shell;
 pub mod sources;

@@ -49,7 +49,7 @@ pub fn first_view() {
         // decoded on this thread as a worker's answer is (see `crate::samples`)
         let Ok(inspections) = crate::samples::decode_view_inspections(VIEW_INSPECTIONS) else { return };
         for inspection in inspections {
-            if super::views::components::stood_down() {
+            if super::perf::stood_down() {
                 return;
             }
             let name = inspection.name.clone();
@@ -68,7 +68,7 @@ pub fn first_view() {
             let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
             TimeoutFuture::new(MOUNTED_MS).await;
             handle.destroy();
-            super::views::components::mark(&format!("warmed {name}"));
+            super::perf::mark(&format!("warmed {name}"));
         }
     });
 }

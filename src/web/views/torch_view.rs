@@ -6,7 +6,8 @@
 //! wasm; the browser writes it to disk when the download is saved. Dangerous and
 //! unreadable files are never converted (the button says why).
 
-use super::components::{dl_item, now_ms};
+use super::components::dl_item;
+use crate::web::perf::now_ms;
 use super::format::{mono, sized};
 use crate::web::sources::use_sources;
 use crate::web::state::Shared;

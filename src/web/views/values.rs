@@ -6,10 +6,8 @@
 //! exported report.
 
 use super::components::{CopyButton, FindingList};
-use crate::web::hooks::{use_worker_job, JobRequest, Run};
-use crate::web::worker::protocol::{Request, Response};
-use crate::web::sources::{use_sources, FileSource};
-use wasm_bindgen::JsValue;
+use crate::web::hooks::{use_worker_job, JobRequest, Run, ValuesRead};
+use crate::web::sources::use_sources;
 use crate::web::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
@@ -72,18 +70,12 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             };
             unavailable.set(false);
             let (timing, on_stats) = (timing.clone(), on_stats.clone());
-            let on_result = Callback::from(move |r: Response| {
-                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
-                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
-                    on_stats.emit(*stats);
-                }
+            let on_done = Callback::from(move |r: ValuesRead| {
+                let ValuesRead { stats, bytes_read, ms, wasm_memory, hashing, requests } = r;
+                timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
+                on_stats.emit(stats);
             });
-            let (file, url) = match &src {
-                FileSource::Blob(b) => (b.blob().clone().into(), None),
-                FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
-            };
-            let request = Request::Scan { file, url, len: file_len, entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
-            start.emit(JobRequest { request, on_result });
+            start.emit(JobRequest::Values { source: src, len: file_len, entry: t.clone(), sha256, strided: strided.clone(), on_done });
         })
     };
     let cancel = worker.cancel.reform(|_: MouseEvent| ());
@@ -148,7 +140,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             </p>
         },
         Run::Failed(f) => html! {
-            <FindingList findings={Rc::new(vec![f.finding()])} testid="values-findings" item_testid="values-finding" title="Reading the values" />
+            <FindingList findings={Rc::new(vec![f.clone()])} testid="values-findings" item_testid="values-finding" title="Reading the values" />
         },
     };
 

@@ -8,7 +8,7 @@
 //! (its tab is closed, the other tabs stay) and the files after it are read by a fresh
 //! worker.
 
-use crate::web::views::components::now_ms;
+use crate::web::perf::now_ms;
 use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
 use crate::web::state::{Action, CheckpointData, Fetch, Ignored, State};
 use crate::formats::Inspection;
@@ -125,7 +125,7 @@ pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
 
 /// Reads the inputs `batch` (job indices) in a fresh worker.
 fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
-    crate::web::views::components::stand_down();
+    crate::web::perf::stand_down();
     if batch.is_empty() {
         finish(job);
         return;
