@@ -6,14 +6,13 @@
 use super::perf::now_ms;
 use super::sources::{FileSource, Sources};
 use super::state::State;
-use super::worker::protocol::{from_js, to_js, AuditResponse, Request};
+use super::worker::job::{use_job, Job, JobHandle, Progress, Words};
+use super::worker::protocol::{to_js, AuditResponse, Request};
 use crate::model::audit::Audit;
 use crate::vocab::Format;
-use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::{MessageEvent, Worker};
+use web_sys::Worker;
 use yew::prelude::*;
 
 /// The Audit tab's id among the tabs (file ids count up from 1).
@@ -60,62 +59,37 @@ pub enum AuditRun {
     Failed(String),
 }
 
-/// The audit worker and its handlers (kept alive while the worker may call them).
-struct Job {
-    worker: Worker,
-    _onmessage: Closure<dyn FnMut(MessageEvent)>,
-    _onerror: Closure<dyn FnMut(web_sys::Event)>,
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        self.worker.terminate();
-    }
-}
-
 /// The audit as the app holds it: its state, start (with the sides and first-mismatch) and
 /// cancel.
-pub struct AuditHandle {
-    pub run: AuditRun,
-    pub start: Callback<(Sides, bool)>,
-    pub cancel: Callback<()>,
+pub type AuditHandle = JobHandle<(Sides, bool), AuditRun>;
+
+impl Progress for AuditRun {
+    fn idle() -> AuditRun {
+        AuditRun::Idle
+    }
+
+    fn starting() -> AuditRun {
+        AuditRun::Starting
+    }
+
+    fn not_started(error: String) -> AuditRun {
+        AuditRun::Failed(error)
+    }
+
+    fn cancelled(&self) -> AuditRun {
+        let (pairs_done, pairs) = match self {
+            AuditRun::Running { pairs_done, pairs, .. } => (*pairs_done, *pairs),
+            _ => (0, 0),
+        };
+        AuditRun::Cancelled { pairs_done, pairs }
+    }
 }
 
 /// The audit runs in a Web Worker; Cancel terminates it at once, a new run starts a fresh
 /// one. Held by the app, so the result outlives switching tabs.
 #[hook]
 pub fn use_audit(sources: Sources) -> AuditHandle {
-    let run = use_state(|| AuditRun::Idle);
-    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
-    {
-        let job = job.clone();
-        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
-    }
-    let start = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |(sides, first_mismatch): (Sides, bool)| {
-            drop(job.borrow_mut().take());
-            match spawn(&sources, &sides, first_mismatch, run.clone()) {
-                Ok(j) => {
-                    *job.borrow_mut() = Some(j);
-                    run.set(AuditRun::Starting);
-                }
-                Err(e) => run.set(AuditRun::Failed(e)),
-            }
-        })
-    };
-    let cancel = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |_: ()| {
-            drop(job.borrow_mut().take());
-            let (pairs_done, pairs) = match &*run {
-                AuditRun::Running { pairs_done, pairs, .. } => (*pairs_done, *pairs),
-                _ => (0, 0),
-            };
-            run.set(AuditRun::Cancelled { pairs_done, pairs });
-        })
-    };
-    AuditHandle { run: (*run).clone(), start, cancel }
+    use_job(move |(sides, first_mismatch): (Sides, bool), run| spawn(&sources, &sides, first_mismatch, run))
 }
 
 /// The files of some tabs as a JS array: a local file's `File`, or the URL a file was
@@ -146,44 +120,22 @@ fn spawn(sources: &Sources, sides: &Sides, first_mismatch: bool, run: UseStateHa
         first_mismatch,
     })?;
     let (worker, ready) = super::worker::pool::take().map_err(|e| format!("the audit worker could not start: {e}"))?;
-    let request2 = request.clone();
-    let w = worker.clone();
-    let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<AuditResponse>(e.data()) {
-        Ok(AuditResponse::Ready) => {
-            started.set(now_ms());
-            if let Err(e) = w.post_message(&request) {
-                run.set(AuditRun::Failed(format!("could not hand the files to the worker: {e:?}")));
-            }
-        }
-        Ok(AuditResponse::AuditProgress { pairs_done, pairs, done, total, current }) => {
+    let run_failed = run.clone();
+    let on_failed = move |message: String| run_failed.set(AuditRun::Failed(message));
+    let on_answer = move |w: &Worker, r: AuditResponse| match r {
+        AuditResponse::Ready => started.set(now_ms()),
+        AuditResponse::AuditProgress { pairs_done, pairs, done, total, current } => {
             run.set(AuditRun::Running { pairs_done, pairs, done, total, current, started: started.get(), now: now_ms() })
         }
-        Ok(AuditResponse::AuditDone { audit, ms, bytes, wasm_memory }) => {
+        AuditResponse::AuditDone { audit, ms, bytes, wasm_memory } => {
             w.terminate();
             run.set(AuditRun::Done { audit: Rc::from(audit), ms, wasm_memory, bytes });
         }
-        Ok(AuditResponse::AuditFailed { message }) => {
+        AuditResponse::AuditFailed { message } => {
             w.terminate();
             run.set(AuditRun::Failed(message));
         }
-        Err(e) => {
-            w.terminate();
-            run.set(AuditRun::Failed(format!("the worker's answer was not understood: {e}")));
-        }
-    });
-    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    let w2 = worker.clone();
-    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        w2.terminate();
-        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(AuditRun::Failed(format!("the audit worker failed: {detail}")));
-    });
-    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    if ready {
-        // A warm worker (super::worker::pool) already said Ready.
-        worker.post_message(&request2).map_err(|e| format!("could not hand the files to the worker: {e:?}"))?;
-    }
-    Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
+    };
+    Job::start(worker, ready, request, Words { handed: "the files", worker: "audit worker" }, on_answer, on_failed)
 }

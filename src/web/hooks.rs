@@ -1,12 +1,13 @@
 //! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
-//! reading in a Web Worker through the set driver the CLI uses too — see [`super::worker::opener`])
-//! and a panel's job in the Web Worker ([`use_worker_job`]: a tensor's values, a file's
-//! hash). The views ask in their own terms ([`JobRequest`]); only the hooks speak the
-//! worker's protocol.
+//! reading in a Web Worker through the set driver the CLI uses too — see
+//! [`super::worker::opener`]) and a panel's job in the Web Worker ([`use_worker_job`]: a
+//! tensor's values, a file's hash). The views ask in their own terms ([`JobRequest`]);
+//! the hooks speak the worker's protocol for them.
 
 use super::perf::now_ms;
 use super::worker::opener::{self, JobInput, JobPlan};
-use super::worker::protocol::{from_js, to_js, Fault, Problem, Request, Response};
+use super::worker::job::{use_job, Job, JobHandle, Progress, Words};
+use super::worker::protocol::{to_js, Fault, Problem, Request, Response};
 use crate::error::Finding;
 use super::sources::{FileSource, Sources};
 use super::state::{Action, CheckpointTab, NewFile, State};
@@ -21,7 +22,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{MessageEvent, Worker};
+use web_sys::Worker;
 use yew::prelude::*;
 
 /// Files given together: picked, dropped, walked from a folder, or given by URL.
@@ -200,19 +201,6 @@ pub enum Run {
     Failed(Finding),
 }
 
-/// A running worker and its handlers (kept alive as long as the worker may call them).
-struct Job {
-    worker: Worker,
-    _onmessage: Closure<dyn FnMut(MessageEvent)>,
-    _onerror: Closure<dyn FnMut(web_sys::Event)>,
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        self.worker.terminate();
-    }
-}
-
 /// A job for the worker, as a panel asks for it, and what to do with its result.
 pub enum JobRequest {
     /// A tensor's values: exactly its byte range of the file (`len`: the file's length as
@@ -277,47 +265,35 @@ impl JobRequest {
 }
 
 /// The worker as a panel uses it: the job's state, start and cancel.
-pub struct WorkerJob {
-    pub run: Run,
-    pub start: Callback<JobRequest>,
-    pub cancel: Callback<()>,
+pub type WorkerJob = JobHandle<JobRequest, Run>;
+
+impl Progress for Run {
+    fn idle() -> Run {
+        Run::Idle
+    }
+
+    fn starting() -> Run {
+        Run::Starting
+    }
+
+    fn not_started(error: String) -> Run {
+        Run::Failed(read_failed(format!("the worker could not start: {error}")))
+    }
+
+    fn cancelled(&self) -> Run {
+        let (done, total) = match self {
+            Run::Reading { done, total, .. } => (*done, *total),
+            _ => (0, 0),
+        };
+        Run::Cancelled { done, total }
+    }
 }
 
 /// A Web Worker does the job (the UI thread never touches the bytes); Cancel — or leaving
 /// the panel — terminates it at once, and the next job starts a fresh one.
 #[hook]
 pub fn use_worker_job() -> WorkerJob {
-    let run = use_state(|| Run::Idle);
-    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
-    {
-        let job = job.clone();
-        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
-    }
-    let start = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |j: JobRequest| {
-            drop(job.borrow_mut().take());
-            match spawn(j, run.clone()) {
-                Ok(w) => {
-                    *job.borrow_mut() = Some(w);
-                    run.set(Run::Starting);
-                }
-                Err(e) => run.set(Run::Failed(read_failed(format!("the worker could not start: {e}")))),
-            }
-        })
-    };
-    let cancel = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |_: ()| {
-            drop(job.borrow_mut().take());
-            let (done, total) = match &*run {
-                Run::Reading { done, total, .. } => (*done, *total),
-                _ => (0, 0),
-            };
-            run.set(Run::Cancelled { done, total });
-        })
-    };
-    WorkerJob { run: (*run).clone(), start, cancel }
+    use_job(spawn)
 }
 
 /// A job's failure on the page's side, as a finding (`read_failed`).
@@ -331,50 +307,28 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
     let (request, on_result) = j.wire();
     let request = to_js(&request)?;
     let (worker, ready) = super::worker::pool::take()?;
-    let request2 = request.clone();
-    let w = worker.clone();
-    let run_err = run.clone();
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
-        Ok(Response::Ready) => {
-            started.set(now_ms());
-            if let Err(e) = w.post_message(&request) {
-                run.set(Run::Failed(read_failed(format!("could not hand the file to the worker: {e:?}"))));
-            }
-        }
-        Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
-        Ok(r @ (Response::Done { .. } | Response::Hashed { .. })) => {
+    let run_failed = run.clone();
+    let on_failed = move |message: String| run_failed.set(Run::Failed(read_failed(message)));
+    let on_answer = move |w: &Worker, r: Response| match r {
+        Response::Ready => started.set(now_ms()),
+        Response::Progress { done, total } => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
+        r @ (Response::Done { .. } | Response::Hashed { .. }) => {
             w.terminate();
             on_result.emit(r);
             run.set(Run::Idle);
         }
-        Ok(Response::Error(p)) => {
+        Response::Error(p) => {
             w.terminate();
             run.set(Run::Failed(p.finding()));
         }
-        Ok(Response::Panicked { message }) => {
+        Response::Panicked { message } => {
             w.terminate();
             run.set(Run::Failed(read_failed(format!("the worker stopped: {message}"))));
         }
-        Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. }) => {}
-        Err(e) => {
-            w.terminate();
-            run.set(Run::Failed(read_failed(format!("the worker's answer was not understood: {e}"))));
-        }
-    });
-    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    let w2 = worker.clone();
-    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        w2.terminate();
-        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(Run::Failed(read_failed(format!("the worker failed: {detail}"))));
-    });
-    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    if ready {
-        // A warm worker (super::worker::pool) already said Ready.
-        worker.post_message(&request2).map_err(|e| format!("could not hand the file to the worker: {e:?}"))?;
-    }
-    Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
+        Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. } => {}
+    };
+    Job::start(worker, ready, request, Words { handed: "the file", worker: "worker" }, on_answer, on_failed)
 }
 
 /// `false` on the renders before the page has painted once since `key` last changed, then
