@@ -3,13 +3,17 @@
 //!
 //! - here, the page's own state, hooks and address: [`app`] (drop zone, tabs), [`state`]
 //!   (plain data + actions), [`sources`] (the files' `Blob`s, outside the state), [`hooks`]
-//!   (opening files, the values worker), [`folder`] (walking a dropped folder), [`remote`]
-//!   (the page's address, deep links and resolving URLs and Hub repositories), [`warm`]
-//!   (the first file view rendered once, unseen, while idle), [`shell`] (taking over from
-//!   the first view's plain HTML);
+//!   (opening files, a panel's job in the worker), [`audit`] (the audit's sides, run and
+//!   hook), [`folder`] (walking a dropped folder), [`remote`] (the page's address, deep
+//!   links and resolving URLs and Hub repositories), [`warm`] (the first file view
+//!   rendered once, unseen, while idle), [`shell`] (taking over from the first view's plain
+//!   HTML), [`perf`] (the clock, trace marks, the warm-up's stand-down);
 //! - [`views`]: every card and tab, and what they share;
 //! - [`worker`]: what runs in a Web Worker, its typed messages, and the page's end of each
-//!   worker (the warm spare, the open jobs).
+//!   worker (the warm spare, one job, the open jobs).
+//!
+//! A view never imports the worker room, nor a worker file a view (tests/layers.rs): they
+//! meet here.
 
 pub mod app;
 pub mod audit;
