@@ -1,5 +1,5 @@
 //! Number formatting, all of it, as text: the CLI prints these strings and the page's
-//! components (`web::format`) wrap them in markup.
+//! components (`web::views::format`) wrap them in markup.
 
 /// 1234567 → "1,234,567".
 pub fn thousands(n: u64) -> String {

@@ -1,6 +1,6 @@
 //! Made-up model files: a small safetensors file and a GGUF file with a tokenizer, built
 //! in memory. The page warms its first view and its parse worker with them (`web/warm.rs`,
-//! `web/worker.rs`): V8 compiles a wasm function on its first call, and these make the
+//! `web/worker/entry.rs`): V8 compiles a wasm function on its first call, and these make the
 //! functions a real file needs compiled before a real file comes. Nothing here reads a file.
 //!
 //! The app's view is warmed with the samples' inspections as the parse worker would hand

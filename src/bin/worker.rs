@@ -1,10 +1,10 @@
 //! The page's Web Worker: reads one tensor's bytes from a `File` and computes its stats off
-//! the UI thread (src/web/worker.rs). Trunk builds it for wasm32 from index.html
+//! the UI thread (src/web/worker/entry.rs). Trunk builds it for wasm32 from index.html
 //! (`data-bin="tensorpeek-worker" data-type="worker"`); natively there is nothing to run.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    tensorpeek::web::worker::start();
+    tensorpeek::web::worker::entry::start();
 }
 
 #[cfg(not(target_arch = "wasm32"))]

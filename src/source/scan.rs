@@ -3,7 +3,7 @@
 //!
 //! [`scan_chunks`] is the one read loop. It runs over any [`ChunkStream`]: natively
 //! [`SourceChunks`] (`read_at` on a byte source, chunk after chunk), in the page's Web
-//! Worker a BYOB stream reader over `Blob.slice().stream()` (`web::worker`), and in the
+//! Worker a BYOB stream reader over `Blob.slice().stream()` (`web::worker::entry`), and in the
 //! tests streams cut at random places or failing on purpose — so the tests drive the very
 //! loop the worker runs.
 

@@ -2,18 +2,19 @@
 //! checkpoint) and the view of the tab shown. Files are opened by [`use_open_files`];
 //! every view renders from [`State`].
 
-use super::audit_view::{self, AuditRun, AuditView, AUDIT_TAB};
-use super::file_view::FileView;
+use super::audit::{sides, use_audit, AuditRun, AUDIT_TAB};
+use super::views::audit_view::AuditView;
+use super::views::file_view::FileView;
 use super::folder;
 use super::shell::{self, Handoff};
 use super::hooks::{use_open_files, OpenRequest};
 use yew::UseReducerDispatcher;
-use super::model_view::ModelView;
+use super::views::model_view::ModelView;
 use super::sources::Sources;
-use super::split_view;
+use super::views::split_view;
 use super::remote::{self, page_url, parse_field, resolve, set_fragment, Address, Given, Link};
 use super::state::{Action, State, Status};
-use super::url_view::{ChoicesCard, Share, UrlForm};
+use super::views::url_view::{ChoicesCard, Share, UrlForm};
 use crate::source::remote::HubRepo;
 use std::cell::RefCell;
 use crate::formats::Verdict;
@@ -170,8 +171,8 @@ pub fn app() -> Html {
     let sources = use_memo((), |_| Sources::default());
     let sources: Sources = (*sources).clone();
     let open = use_open_files(state.dispatcher(), sources.clone());
-    let audit = audit_view::use_audit(sources.clone());
-    let sides = audit_view::sides(&state);
+    let audit = use_audit(sources.clone());
+    let sides = sides(&state);
     let dragging = use_state(|| false);
     let address = use_memo((), |_| Address::current());
     let embed = address.embed;
@@ -442,7 +443,7 @@ pub fn app() -> Html {
                         <input id="folder-input" class="visually-hidden" type="file" multiple=true webkitdirectory=true
                             onchange={on_pick} data-testid="folder-input" />
                         if done > 1 || state.checkpoint.is_some() {
-                            <super::components::ExportButton file_name="tensorpeek-report.json" json={export_all}
+                            <super::views::components::ExportButton file_name="tensorpeek-report.json" json={export_all}
                                 label="Export all JSON" testid="export-all" title="Download the report of every open file" />
                         }
                     </div>
@@ -487,7 +488,7 @@ pub fn app() -> Html {
             <div class="drop-overlay" aria-hidden="true"><p>{ "Drop to inspect — only headers are read" }</p></div>
             <footer class={classes!("foot", "dim", embed.then_some("visually-hidden"))}>
                 { "Offsets and sizes are exact (hover a size for its byte count). " }
-                if let Some(n) = footer_size { <span>{ "This file: " }{ super::format::bytes_html(n) }</span> }
+                if let Some(n) = footer_size { <span>{ "This file: " }{ super::views::format::bytes_html(n) }</span> }
             </footer>
         </div>
         </ContextProvider<Sources>>

@@ -1,21 +1,28 @@
 //! The page's side effects, as hooks: opening files ([`use_open_files`]: tabs at once, the
-//! reading in a Web Worker through the set driver the CLI uses too — see [`super::opener`])
-//! and reading a tensor's values in the Web Worker ([`use_worker_job`]).
+//! reading in a Web Worker through the set driver the CLI uses too — see
+//! [`super::worker::opener`]) and a panel's job in the Web Worker ([`use_worker_job`]: a
+//! tensor's values, a file's hash). The views ask in their own terms ([`JobRequest`]);
+//! the hooks speak the worker's protocol for them.
 
-use super::components::now_ms;
-use super::opener::{self, JobInput, JobPlan};
-use super::protocol::{from_js, to_js, Fault, Problem, Request, Response};
+use super::perf::now_ms;
+use super::worker::opener::{self, JobInput, JobPlan};
+use super::worker::job::{use_job, Job, JobHandle, Progress, Words};
+use super::worker::protocol::{to_js, Fault, Problem, Request, Response};
+use crate::error::Finding;
 use super::sources::{FileSource, Sources};
 use super::state::{Action, CheckpointTab, NewFile, State};
 use crate::model::files::base_name;
 use crate::source::blob::BlobSource;
 use crate::source::set::{role_of, Role};
 use crate::source::ByteSource;
+use crate::stats::Stats;
+use crate::values::StridedView;
+use crate::vocab::TensorEntry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{MessageEvent, Worker};
+use web_sys::Worker;
 use yew::prelude::*;
 
 /// Files given together: picked, dropped, walked from a folder, or given by URL.
@@ -191,122 +198,137 @@ pub enum Run {
     Starting,
     Reading { done: u64, total: u64, started: f64, now: f64 },
     Cancelled { done: u64, total: u64 },
-    Failed(Problem),
+    Failed(Finding),
 }
 
-/// A running worker and its handlers (kept alive as long as the worker may call them).
-struct Job {
-    worker: Worker,
-    _onmessage: Closure<dyn FnMut(MessageEvent)>,
-    _onerror: Closure<dyn FnMut(web_sys::Event)>,
+/// A job for the worker, as a panel asks for it, and what to do with its result.
+pub enum JobRequest {
+    /// A tensor's values: exactly its byte range of the file (`len`: the file's length as
+    /// inspected), and the SHA-256 of the raw bytes when `sha256`; a strided view's
+    /// elements are gathered through its strides.
+    Values { source: FileSource, len: u64, entry: TensorEntry, sha256: bool, strided: Option<StridedView>, on_done: Callback<ValuesRead> },
+    /// The SHA-256 of the whole file (`len`: its length as inspected): the digest in
+    /// lowercase hex and the time it took, in ms.
+    Hash { source: FileSource, len: u64, on_done: Callback<(String, f64)> },
 }
 
-impl Drop for Job {
-    fn drop(&mut self) {
-        self.worker.terminate();
+/// A tensor's values as the worker read them, and what the read cost.
+pub struct ValuesRead {
+    pub stats: Stats,
+    /// Bytes the worker read from the file.
+    pub bytes_read: u64,
+    pub ms: f64,
+    /// The worker's WebAssembly memory, in bytes.
+    pub wasm_memory: u64,
+    /// Where the SHA-256 ran: "off", "nested worker", or why it ran in the worker itself.
+    pub hashing: String,
+    /// HTTP requests made (a file opened by URL).
+    pub requests: u64,
+}
+
+/// A file as a request carries it: its `File`, or the URL it was opened from.
+fn file_or_url(source: &FileSource) -> (JsValue, Option<String>) {
+    match source {
+        FileSource::Blob(b) => (b.blob().clone().into(), None),
+        FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
     }
 }
 
-/// A job for the worker: the request, and what to do with its result (`Done`, `Hashed`).
-pub struct JobRequest {
-    pub request: Request,
-    pub on_result: Callback<Response>,
+impl JobRequest {
+    /// The request in the worker's protocol, and what to do with its answer (`Done`,
+    /// `Hashed`).
+    fn wire(self) -> (Request, Callback<Response>) {
+        match self {
+            JobRequest::Values { source, len, entry, sha256, strided, on_done } => {
+                let (file, url) = file_or_url(&source);
+                let request = Request::Scan { file, url, len, entry, sha256, chunk: 0, slices: false, strided };
+                let on_result = Callback::from(move |r: Response| {
+                    if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
+                        on_done.emit(ValuesRead { stats: *stats, bytes_read, ms, wasm_memory, hashing, requests });
+                    }
+                });
+                (request, on_result)
+            }
+            JobRequest::Hash { source, len, on_done } => {
+                let (file, url) = file_or_url(&source);
+                // A URL's answers are checked against its length; a local file has its own.
+                let len = if url.is_some() { len } else { 0 };
+                let on_result = Callback::from(move |r: Response| {
+                    if let Response::Hashed { hex, ms, .. } = r {
+                        on_done.emit((hex, ms));
+                    }
+                });
+                (Request::Hash { file, url, len }, on_result)
+            }
+        }
+    }
 }
 
 /// The worker as a panel uses it: the job's state, start and cancel.
-pub struct WorkerJob {
-    pub run: Run,
-    pub start: Callback<JobRequest>,
-    pub cancel: Callback<()>,
+pub type WorkerJob = JobHandle<JobRequest, Run>;
+
+impl Progress for Run {
+    fn idle() -> Run {
+        Run::Idle
+    }
+
+    fn starting() -> Run {
+        Run::Starting
+    }
+
+    fn not_started(error: String) -> Run {
+        Run::Failed(read_failed(format!("the worker could not start: {error}")))
+    }
+
+    fn cancelled(&self) -> Run {
+        let (done, total) = match self {
+            Run::Reading { done, total, .. } => (*done, *total),
+            _ => (0, 0),
+        };
+        Run::Cancelled { done, total }
+    }
 }
 
 /// A Web Worker does the job (the UI thread never touches the bytes); Cancel — or leaving
 /// the panel — terminates it at once, and the next job starts a fresh one.
 #[hook]
 pub fn use_worker_job() -> WorkerJob {
-    let run = use_state(|| Run::Idle);
-    let job: Rc<RefCell<Option<Job>>> = use_mut_ref(|| None);
-    {
-        let job = job.clone();
-        use_effect_with((), move |_| move || drop(job.borrow_mut().take()));
-    }
-    let start = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |j: JobRequest| {
-            drop(job.borrow_mut().take());
-            match spawn(j, run.clone()) {
-                Ok(w) => {
-                    *job.borrow_mut() = Some(w);
-                    run.set(Run::Starting);
-                }
-                Err(e) => run.set(Run::Failed(Problem::read_failed(format!("the worker could not start: {e}")))),
-            }
-        })
-    };
-    let cancel = {
-        let (run, job) = (run.clone(), job.clone());
-        Callback::from(move |_: ()| {
-            drop(job.borrow_mut().take());
-            let (done, total) = match &*run {
-                Run::Reading { done, total, .. } => (*done, *total),
-                _ => (0, 0),
-            };
-            run.set(Run::Cancelled { done, total });
-        })
-    };
-    WorkerJob { run: (*run).clone(), start, cancel }
+    use_job(spawn)
+}
+
+/// A job's failure on the page's side, as a finding (`read_failed`).
+fn read_failed(message: String) -> Finding {
+    Problem::read_failed(message).finding()
 }
 
 /// Starts a worker for one job. Errors are JS errors from the Worker constructor (e.g. a
 /// Content-Security-Policy refusing it).
 fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
-    let request = to_js(&j.request)?;
-    let (worker, ready) = super::pool::take()?;
-    let request2 = request.clone();
-    let w = worker.clone();
-    let run_err = run.clone();
+    let (request, on_result) = j.wire();
+    let request = to_js(&request)?;
+    let (worker, ready) = super::worker::pool::take()?;
     let started = Rc::new(std::cell::Cell::new(now_ms()));
-    let on_result = j.on_result;
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| match from_js::<Response>(e.data()) {
-        Ok(Response::Ready) => {
-            started.set(now_ms());
-            if let Err(e) = w.post_message(&request) {
-                run.set(Run::Failed(Problem::read_failed(format!("could not hand the file to the worker: {e:?}"))));
-            }
-        }
-        Ok(Response::Progress { done, total }) => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
-        Ok(r @ (Response::Done { .. } | Response::Hashed { .. })) => {
+    let run_failed = run.clone();
+    let on_failed = move |message: String| run_failed.set(Run::Failed(read_failed(message)));
+    let on_answer = move |w: &Worker, r: Response| match r {
+        Response::Ready => started.set(now_ms()),
+        Response::Progress { done, total } => run.set(Run::Reading { done, total, started: started.get(), now: now_ms() }),
+        r @ (Response::Done { .. } | Response::Hashed { .. }) => {
             w.terminate();
             on_result.emit(r);
             run.set(Run::Idle);
         }
-        Ok(Response::Error(p)) => {
+        Response::Error(p) => {
             w.terminate();
-            run.set(Run::Failed(p));
+            run.set(Run::Failed(p.finding()));
         }
-        Ok(Response::Panicked { message }) => {
+        Response::Panicked { message } => {
             w.terminate();
-            run.set(Run::Failed(Problem::read_failed(format!("the worker stopped: {message}"))));
+            run.set(Run::Failed(read_failed(format!("the worker stopped: {message}"))));
         }
-        Ok(Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. }) => {}
-        Err(e) => {
-            w.terminate();
-            run.set(Run::Failed(Problem::read_failed(format!("the worker's answer was not understood: {e}"))));
-        }
-    });
-    worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
-    let w2 = worker.clone();
-    let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        w2.terminate();
-        let detail = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_else(|| "it could not be loaded".to_string());
-        run_err.set(Run::Failed(Problem::read_failed(format!("the worker failed: {detail}"))));
-    });
-    worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    if ready {
-        // A warm worker (super::pool) already said Ready.
-        worker.post_message(&request2).map_err(|e| format!("could not hand the file to the worker: {e:?}"))?;
-    }
-    Ok(Job { worker, _onmessage: onmessage, _onerror: onerror })
+        Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. } => {}
+    };
+    Job::start(worker, ready, request, Words { handed: "the file", worker: "worker" }, on_answer, on_failed)
 }
 
 /// `false` on the renders before the page has painted once since `key` last changed, then

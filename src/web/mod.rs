@@ -1,44 +1,30 @@
 //! The Yew app — the only place with web-sys/gloo besides the browser byte sources in
-//! `source/` — and the values Web Worker.
+//! `source/` — and the values Web Worker, in three rooms:
 //!
-//! Rooms: [`app`] (drop zone, tabs), [`state`] (plain data + actions), [`sources`] (the
-//! files' `Blob`s, outside the state), [`hooks`] (opening files, the values worker),
-//! [`opener`] (open jobs and their watchdog), [`pool`] (the warm spare worker), [`warm`]
-//! (the first file view rendered once, unseen, while idle), [`shell`] (taking over from the
-//! first view's plain HTML),
-//! [`components`] and [`format`] (what every view shares: verdict, findings, totals,
-//! layout bar, numbers), the views ([`file_view`], [`gguf_view`], [`split_view`],
-//! [`model_view`], [`tokenizer_view`], [`torch_view`], [`table`], [`values`],
-//! [`verify_view`]), [`folder`] (walking a dropped folder), [`audit_view`] (the Audit tab),
-//! files on the web ([`remote`]: the page's address, deep links and resolving URLs and Hub
-//! repositories; [`url_view`]: the URL field, the Hub chooser, Copy link), and the worker
-//! side: [`protocol`] (typed messages), [`worker`], [`audit_worker`] and [`hasher`].
+//! - here, the page's own state, hooks and address: [`app`] (drop zone, tabs), [`state`]
+//!   (plain data + actions), [`sources`] (the files' `Blob`s, outside the state), [`hooks`]
+//!   (opening files, a panel's job in the worker), [`audit`] (the audit's sides, run and
+//!   hook), [`folder`] (walking a dropped folder), [`remote`] (the page's address, deep
+//!   links and resolving URLs and Hub repositories), [`warm`] (the first file view
+//!   rendered once, unseen, while idle), [`shell`] (taking over from the first view's plain
+//!   HTML), [`perf`] (the clock, trace marks, the warm-up's stand-down);
+//! - [`views`]: every card and tab, and what they share;
+//! - [`worker`]: what runs in a Web Worker, its typed messages, and the page's end of each
+//!   worker (the warm spare, one job, the open jobs).
+//!
+//! A view never imports the worker room, nor a worker file a view (tests/layers.rs): they
+//! meet here.
 
 pub mod app;
-pub mod audit_view;
-pub mod audit_worker;
-pub mod components;
-pub mod file_view;
+pub mod audit;
 pub mod folder;
-pub mod format;
-pub mod gguf_view;
-pub mod hasher;
 pub mod hooks;
-pub mod model_view;
-pub mod opener;
-pub mod pool;
-pub mod protocol;
+pub mod perf;
 pub mod remote;
 pub mod shell;
 pub mod sources;
-pub mod split_view;
 pub mod state;
-pub mod table;
-pub mod tokenizer_view;
-pub mod torch_view;
-pub mod url_view;
-pub mod values;
-pub mod verify_view;
+pub mod views;
 pub mod warm;
 pub mod worker;
 
@@ -46,7 +32,7 @@ pub mod worker;
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
     // The app only starts once a file is coming (www/loader.js): its worker too, now.
-    pool::warm();
+    worker::pool::warm();
     shell::remove();
     yew::Renderer::<app::App>::new().render();
     warm::first_view();
@@ -70,7 +56,7 @@ fn register_service_worker() {
 
 /// After a panic the page's wasm cannot run again; what it last rendered stays on screen
 /// and this notice (plain DOM, text only) says what happened, never a blank page. Files are
-/// parsed and decoded in workers, whose panics the page survives (see [`opener`]).
+/// parsed and decoded in workers, whose panics the page survives (see [`worker::opener`]).
 fn show_panic(message: &str) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
     let (Ok(div), Some(body)) = (doc.create_element("div"), doc.body()) else { return };

@@ -8,7 +8,7 @@
 //! committed) into an element that is never in the document,
 //! then unmounts it. Nothing of it is seen, read from disk or sent anywhere.
 
-use super::file_view::FileView;
+use super::views::file_view::FileView;
 use super::state::{FileEntry, Shared, Status};
 use gloo::timers::future::TimeoutFuture;
 use std::rc::Rc;
@@ -49,7 +49,7 @@ pub fn first_view() {
         // decoded on this thread as a worker's answer is (see `crate::samples`)
         let Ok(inspections) = crate::samples::decode_view_inspections(VIEW_INSPECTIONS) else { return };
         for inspection in inspections {
-            if super::components::stood_down() {
+            if super::perf::stood_down() {
                 return;
             }
             let name = inspection.name.clone();
@@ -68,7 +68,7 @@ pub fn first_view() {
             let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
             TimeoutFuture::new(MOUNTED_MS).await;
             handle.destroy();
-            super::components::mark(&format!("warmed {name}"));
+            super::perf::mark(&format!("warmed {name}"));
         }
     });
 }

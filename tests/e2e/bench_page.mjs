@@ -75,7 +75,7 @@ const browser = await launch();
 
 // How long a person's pointer rests on the drop zone before the file arrives (a drag
 // entering the window, or the click that opens the file dialog, comes earlier still): the
-// page starts its worker on that first sign of intent (web/pool.rs).
+// page starts its worker on that first sign of intent (web/worker/pool.rs).
 const INTENT_MS = Number(process.env.INTENT_MS ?? 500);
 
 // Waits for an element to be in the DOM, looking once a frame: the frame whose animation

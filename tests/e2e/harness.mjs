@@ -149,7 +149,7 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
         const r = await route.fetch();
         await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });
       } catch {
-        // The page closed while its spare worker (web/pool.rs) was loading.
+        // The page closed while its spare worker (web/worker/pool.rs) was loading.
       }
     });
   }

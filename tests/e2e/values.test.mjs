@@ -237,7 +237,7 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   // Reading with SHA-256 (switched on above): the values worker and its nested hasher.
   for (let i = 0; i < 50 && page.workers().length < 2; i++) await new Promise((ok) => setTimeout(ok, 100));
   const reading = page.workers();
-  // The values worker and its hashing worker (and perhaps the page's idle spare, web/pool.rs).
+  // The values worker and its hashing worker (and perhaps the page's idle spare, web/worker/pool.rs).
   assert.ok(reading.length >= 2 && reading.length <= 3, `${reading.length} workers`);
   const closed = new Set();
   for (const w of reading) w.on('close', () => closed.add(w));

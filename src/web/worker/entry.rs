@@ -71,7 +71,7 @@ pub fn start() {
 
 /// Runs the header path once over two tiny files, before saying Ready. V8
 /// compiles a wasm function on its first call: measured in Chromium (trace), the first real
-/// file spent 24 of its 29 ms in this worker compiling; a spare worker (web/pool.rs) pays
+/// file spent 24 of its 29 ms in this worker compiling; a spare worker (web/worker/pool.rs) pays
 /// that while the person is still on the way, not after the drop.
 fn warm_up(scope: &DedicatedWorkerGlobalScope) {
     // the page's made-up files (crate::samples): every common dtype, a GGUF's metadata and

@@ -4,7 +4,7 @@
 
 use super::components::CopyButton;
 use super::format::bytes_html;
-use super::state::HubChoices;
+use crate::web::state::HubChoices;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 

@@ -6,7 +6,7 @@
 
 use super::components::{dl_item, ExportButton, FindingList, TotalsCard};
 use super::format::num_html;
-use super::state::{FileEntry, Shared, State};
+use crate::web::state::{FileEntry, Shared, State};
 use super::table::TensorTable;
 use crate::formats::Inspection;
 use crate::model::gguf_split::{self, SplitModel};
@@ -35,8 +35,8 @@ pub fn for_file(state: &State, file: &FileEntry) -> Html {
         .iter()
         .filter(|f| model.parts.iter().any(|p| p.name == f.name))
         .filter_map(|f| match &f.status {
-            super::state::Status::Done(i, _) => Some(i.0.clone()),
-            super::state::Status::Reading => None,
+            crate::web::state::Status::Done(i, _) => Some(i.0.clone()),
+            crate::web::state::Status::Reading => None,
         })
         .collect();
     html! { <SplitView model={Shared(Rc::new(model))} parts={Shared(Rc::new(parts))} /> }

@@ -1,16 +1,14 @@
 //! The values panel: under the selected tensor, "Read values" hands the file and the
-//! tensor's entry to the values Web Worker ([`super::hooks::use_worker_job`]), which
+//! tensor's entry to the values Web Worker ([`crate::web::hooks::use_worker_job`]), which
 //! reads exactly the tensor's byte range and sends back progress and the [`Stats`]; the
 //! UI thread never touches the bytes. The result goes into the page state by (file id,
 //! tensor index) through `on_stats`, so it survives re-selection and is merged into the
 //! exported report.
 
 use super::components::{CopyButton, FindingList};
-use super::hooks::{use_worker_job, JobRequest, Run};
-use super::protocol::{Request, Response};
-use super::sources::{use_sources, FileSource};
-use wasm_bindgen::JsValue;
-use super::state::Tensors;
+use crate::web::hooks::{use_worker_job, JobRequest, Run, ValuesRead};
+use crate::web::sources::use_sources;
+use crate::web::state::Tensors;
 use crate::fmt::{self, exact, short};
 use crate::stats::{Histogram, Preview, Stats};
 use crate::values::StridedView;
@@ -72,18 +70,12 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             };
             unavailable.set(false);
             let (timing, on_stats) = (timing.clone(), on_stats.clone());
-            let on_result = Callback::from(move |r: Response| {
-                if let Response::Done { stats, bytes_read, ms, wasm_memory, hashing, requests } = r {
-                    timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
-                    on_stats.emit(*stats);
-                }
+            let on_done = Callback::from(move |r: ValuesRead| {
+                let ValuesRead { stats, bytes_read, ms, wasm_memory, hashing, requests } = r;
+                timing.set(Some(Timing { bytes_read, ms, wasm_memory, sha256, hashing, requests }));
+                on_stats.emit(stats);
             });
-            let (file, url) = match &src {
-                FileSource::Blob(b) => (b.blob().clone().into(), None),
-                FileSource::Url(u) => (JsValue::UNDEFINED, Some(u.to_string())),
-            };
-            let request = Request::Scan { file, url, len: file_len, entry: t.clone(), sha256, chunk: 0, slices: false, strided: strided.clone() };
-            start.emit(JobRequest { request, on_result });
+            start.emit(JobRequest::Values { source: src, len: file_len, entry: t.clone(), sha256, strided: strided.clone(), on_done });
         })
     };
     let cancel = worker.cancel.reform(|_: MouseEvent| ());
@@ -148,7 +140,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
             </p>
         },
         Run::Failed(f) => html! {
-            <FindingList findings={Rc::new(vec![f.finding()])} testid="values-findings" item_testid="values-finding" title="Reading the values" />
+            <FindingList findings={Rc::new(vec![f.clone()])} testid="values-findings" item_testid="values-finding" title="Reading the values" />
         },
     };
 

@@ -7,8 +7,8 @@
 
 use super::components::dl_item;
 use super::format::{bytes_html, num_html, opt_num, params};
-use super::sources::use_sources;
-use super::state::Shared;
+use crate::web::sources::use_sources;
+use crate::web::state::Shared;
 use super::tokenizer_view::TokenizerCard;
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
 use crate::error::Code;

@@ -10,7 +10,7 @@
 use super::protocol::{to_js, AuditResponse, Request};
 use crate::model::audit::plan;
 use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
-use super::sources::PageSource;
+use crate::web::sources::PageSource;
 use crate::source::blob::BlobSource;
 use crate::source::http::{FetchCount, HttpSource};
 use std::rc::Rc;

@@ -3,10 +3,8 @@
 //! `sha256sum` line, an LFS pointer's `oid sha256:…`) — the check after a 5 GB download.
 
 use super::components::{CopyButton, FindingList};
-use super::hooks::{use_worker_job, JobRequest, Run};
-use super::protocol::{Request, Response};
-use super::sources::{use_sources, FileSource};
-use wasm_bindgen::JsValue;
+use crate::web::hooks::{use_worker_job, JobRequest, Run};
+use crate::web::sources::use_sources;
 use crate::fmt;
 use crate::source::hash::expected_digest;
 use std::rc::Rc;
@@ -32,16 +30,8 @@ pub fn verify_card(p: &VerifyProps) -> Html {
             let Some(src) = sources.get(file) else { return };
             let result = result.clone();
             result.set(None);
-            let on_result = Callback::from(move |r: Response| {
-                if let Response::Hashed { hex, ms, .. } = r {
-                    result.set(Some((hex, ms)));
-                }
-            });
-            let request = match &src {
-                FileSource::Blob(b) => Request::Hash { file: b.blob().clone().into(), url: None, len: 0 },
-                FileSource::Url(u) => Request::Hash { file: JsValue::UNDEFINED, url: Some(u.to_string()), len: size },
-            };
-            start.emit(JobRequest { request, on_result });
+            let on_done = Callback::from(move |(hex, ms): (String, f64)| result.set(Some((hex, ms))));
+            start.emit(JobRequest::Hash { source: src, len: size, on_done });
         })
     };
     let on_paste = {
@@ -96,7 +86,7 @@ pub fn verify_card(p: &VerifyProps) -> Html {
                     }
                 }
                 Run::Cancelled { done, total } => html! { <p class="dim" data-testid="verify-cancelled">{ format!("Cancelled after {} of {} bytes.", fmt::thousands(*done), fmt::thousands(*total)) }</p> },
-                Run::Failed(f) => html! { <FindingList findings={Rc::new(vec![f.finding()])} testid="verify-findings" item_testid="verify-finding" title="Hashing the file" /> },
+                Run::Failed(f) => html! { <FindingList findings={Rc::new(vec![f.clone()])} testid="verify-findings" item_testid="verify-finding" title="Hashing the file" /> },
             } }
             if let (Some((hex, ms)), false) = (&*result, busy) {
                 <p class="verify-hash">

@@ -1,5 +1,5 @@
 //! SHA-256 of a tensor's raw bytes in a second worker, nested in the values worker
-//! ([`super::worker`]), so that hashing runs on another core while the values worker reads
+//! ([`super::entry`]), so that hashing runs on another core while the values worker reads
 //! and decodes. In wasm there is no SHA instruction: the `sha2` crate's software SHA-256
 //! runs at ~0.16 GB/s in Chromium here, ten times slower than the BF16 decode + stats, so
 //! on one thread the hash would set the pace of the whole scan.

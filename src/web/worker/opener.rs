@@ -1,5 +1,5 @@
 //! Opening files off the UI thread: each open job (a drop, a pick, a URL) runs in its own
-//! Web Worker ([`super::worker`], `Request::Open` → `source::set::read_set`), which hands
+//! Web Worker ([`super::entry`], `Request::Open` → `source::set::read_set`), which hands
 //! each inspection back as it is done; the page merges what forms one model
 //! (`source::set::merge_set`).
 //!
@@ -8,9 +8,9 @@
 //! (its tab is closed, the other tabs stay) and the files after it are read by a fresh
 //! worker.
 
-use super::components::now_ms;
+use crate::web::perf::now_ms;
 use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
-use super::state::{Action, CheckpointData, Fetch, Ignored, State};
+use crate::web::state::{Action, CheckpointData, Fetch, Ignored, State};
 use crate::formats::Inspection;
 use crate::model::files::Kind;
 use crate::source::set::{merge_set, OpenedSet, Skipped};
@@ -125,7 +125,7 @@ pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
 
 /// Reads the inputs `batch` (job indices) in a fresh worker.
 fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
-    super::components::stand_down();
+    crate::web::perf::stand_down();
     if batch.is_empty() {
         finish(job);
         return;

@@ -4,7 +4,7 @@
 //! only the lines in view (and a few around them) are in the page, so 100,000 tensors sort,
 //! filter and scroll without a long task.
 
-use super::state::{Shared, Tensors};
+use crate::web::state::{Shared, Tensors};
 use super::components::{copy_text, download};
 use crate::report::table;
 
@@ -276,7 +276,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let tree = use_state(|| false);
     let show_layout = use_state(|| true);
     // the first rows at once, the rest once those are painted
-    let limit = if super::hooks::use_painted(()) { usize::MAX } else { FIRST_ROWS };
+    let limit = if crate::web::hooks::use_painted(()) { usize::MAX } else { FIRST_ROWS };
     let expanded = use_state(HashSet::<String>::new);
     // tensors per storage key of a pickle-based file (its rows name at most 16 others)
     let users: Rc<HashMap<String, usize>> = use_memo(p.layouts.clone(), |l| {

@@ -9,7 +9,7 @@ use super::components::{dl_item, equation, export_name, CopyButton, ExportButton
 use super::format::{bytes_html, mono, num_html, sized};
 use super::gguf_view::GgufSection;
 use super::torch_view::{SafetyCard, TorchSection};
-use super::state::{FileEntry, Shared, Status, Tensors};
+use crate::web::state::{FileEntry, Shared, Status, Tensors};
 use super::table::{Layouts, TensorTable};
 use super::values::ValuesPanel;
 use super::verify_view::VerifyCard;
@@ -61,7 +61,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
     let f = &p.file;
     // The format's own sections (GGUF metadata and tokenizer, the PyTorch container) and
     // Verify file come a frame after the verdict, the summary and the first rows.
-    let painted = super::hooks::use_painted(matches!(f.status, Status::Done(..)));
+    let painted = crate::web::hooks::use_painted(matches!(f.status, Status::Done(..)));
     let close = p.on_close.reform(|_: MouseEvent| ());
     // a pickle-based file's strides and storages, for the table (built once per inspection)
     let layouts: Option<Layouts> = (*use_memo(f.status.clone(), |status| match status {

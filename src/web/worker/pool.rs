@@ -47,7 +47,7 @@ pub fn warm() {
         if matches!(from_js::<Response>(e.data()), Ok(Response::Ready)) {
             r.set(true);
             warm_messages();
-            super::components::mark("spare worker ready");
+            crate::web::perf::mark("spare worker ready");
         }
     });
     let f = failed.clone();

@@ -6,10 +6,11 @@
 //! wasm; the browser writes it to disk when the download is saved. Dangerous and
 //! unreadable files are never converted (the button says why).
 
-use super::components::{dl_item, now_ms};
+use super::components::dl_item;
+use crate::web::perf::now_ms;
 use super::format::{mono, sized};
-use super::sources::use_sources;
-use super::state::Shared;
+use crate::web::sources::use_sources;
+use crate::web::state::Shared;
 use crate::fmt;
 use crate::formats::pickle::{GlobalVerdict, Verdict};
 use crate::formats::torch::convert::{self, Plan};

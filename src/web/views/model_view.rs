@@ -10,7 +10,7 @@
 use super::components::{dl_item, equation, export_name, ExportButton, FindingList, LayoutBar, Term, TotalsCard, VerdictBanner};
 use super::file_view::TensorPanel;
 use super::format::{bytes_html, mono, num_html, opt_num};
-use super::state::{CheckpointData, CheckpointTab};
+use crate::web::state::{CheckpointData, CheckpointTab};
 use super::table::TensorTable;
 use super::tokenizer_view::TokenizerCard;
 use crate::error::Finding;

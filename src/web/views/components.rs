@@ -4,7 +4,7 @@
 //! returns quietly and the page says so.
 
 use super::format::{bytes_html, mono, num_html, params, sized};
-use super::state::Tensors;
+use crate::web::state::Tensors;
 use crate::error::Finding;
 use crate::fmt;
 use crate::formats::Verdict;
@@ -13,35 +13,6 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
-
-thread_local! {
-    /// A real file is being opened: the warm-up (`web/warm.rs`) stops at its next step.
-    static STOOD_DOWN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// A real file is being opened (the opener says so): whatever of the warm-up has not run
-/// yet does not. Here, not in `warm`, which renders views: the opener and the pool call it.
-pub fn stand_down() {
-    STOOD_DOWN.with(|s| s.set(true));
-}
-
-/// Whether a real file is being opened.
-pub fn stood_down() -> bool {
-    STOOD_DOWN.with(std::cell::Cell::get)
-}
-
-/// A `performance` mark named `tensorpeek: {what}` (seen in traces, and by the
-/// benchmarks: when the warm-up ended, when the spare worker was ready).
-pub fn mark(what: &str) {
-    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
-        let _ = p.mark(&format!("tensorpeek: {what}"));
-    }
-}
-
-/// performance.now() in ms (0 when unavailable).
-pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
-}
 
 /// One `<dt>label</dt><dd data-testid=…>value</dd>` line of a definition list.
 pub fn dl_item(label: &str, testid: &str, value: Html) -> Html {
