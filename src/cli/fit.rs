@@ -34,6 +34,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("-fitt", "--fit-target"),
     ("-fitc", "--fit-ctx"),
     ("-kvu", "--kv-unified"),
+    ("-lm", "--load-mode"),
 ];
 
 /// Rewrites `-np 4` to `--parallel 4` (and `-np=4`), leaving everything else alone.
@@ -106,6 +107,9 @@ pub struct FitArgs {
     /// Load without mmap.
     #[arg(long = "no-mmap")]
     pub no_mmap: bool,
+    /// `-lm`: auto or mmap (mapped), none (read into buffers, as --no-mmap).
+    #[arg(long = "load-mode", default_value = "auto")]
+    pub load_mode: String,
     /// `-nkvo`: keep the KV cache on the host.
     #[arg(long = "no-kv-offload")]
     pub no_kv_offload: bool,
@@ -195,7 +199,11 @@ pub fn settings(a: &FitArgs) -> Result<Settings, String> {
         tensor_split: a.tensor_split.clone(),
         overrides,
         n_cpu_moe: a.n_cpu_moe,
-        mmap: !a.no_mmap,
+        mmap: !a.no_mmap && match a.load_mode.as_str() {
+            "auto" | "mmap" | "mmap+mlock" => true,
+            "none" | "mlock" => false,
+            m => return Err(format!("-lm: {m} is not auto, none, mmap, mlock or mmap+mlock")),
+        },
         offload_kqv: !a.no_kv_offload,
         devices,
         host_memory: a.ram.as_deref().map(|r| parse_size(r).ok_or_else(|| format!("--ram: {r} is not a size such as 64GiB"))).transpose()?,

@@ -1,58 +1,129 @@
 //! The compute buffers (`sched_reserve`, `src/llama-context.cpp`). llama.cpp has no formula
 //! for them: each is ggml-alloc's peak over the graph built for `n_ubatch` tokens against
-//! the full cache. This is a model of that peak's terms, checked against what llama.cpp
-//! reports on its CPU backend (tests/fixtures/memory/), where it matches within the tests'
-//! tolerance; a GPU backend's scheduler splits the graph differently, so there the figure is
-//! an estimate.
+//! the full cache, one buffer per backend that runs part of it. This is a model of that
+//! peak's terms, fitted to what llama.cpp reports on its CPU backend and on a second
+//! (RPC) device for the fixtures in tests/fixtures/memory/ (tests/memory.rs holds it to
+//! 3 % or 1 MiB). A CUDA build runs the same graph but its scheduler may keep other copies
+//! (op offload of host weights at batch ≥ 32, f16 copies of a quantized cache for flash
+//! attention): there the figure is an estimate.
+//!
+//! The terms, with `row = n_embd · n_tokens · 4` bytes:
+//! - the host holds the graph inputs: the token embeddings, one KQ mask per cache
+//!   (`n_kv · n_tokens`, f16 with flash attention, else f32) and one more row;
+//! - a layer's working set is the larger of its attention scores (without flash attention,
+//!   `n_kv · n_tokens · n_head · 4`, plus four rows) and its feed-forward intermediates
+//!   (three of `n_ff · n_tokens · 4`, an MoE layer's `n_ff_exp` for each expert used plus its
+//!   shared experts, plus two rows), and lives beside the masks;
+//! - the output phase holds the logits (`n_vocab · n_outputs · 4`) and two rows after the
+//!   masks are freed; on a GPU that also runs layers the masks are copies kept to the end,
+//!   with three rows more.
 
-use super::params::{pad, ContextParams};
+use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
-use crate::model::description::{Attention, Description, Ffn};
+use crate::model::description::{Attention, Description, Ffn, Layer};
 
-/// The KQ mask's rows are padded to this many tokens (`GGML_KQ_MASK_PAD`).
-const KQ_MASK_PAD: u64 = 1;
+const F32: u64 = 4;
+
+/// The largest working set of one layer, masks aside.
+fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, row: u64) -> u64 {
+    let n_embd = desc.n_embd;
+    let n_kv = match l.attention {
+        Attention::Sliding | Attention::Chunked => kv.swa_cells.unwrap_or(kv.cells),
+        _ => kv.cells,
+    };
+    let attention = match l.attention {
+        Attention::Full | Attention::Sliding | Attention::Chunked | Attention::Mla if !p.flash_attn => {
+            n_kv.saturating_mul(n_tokens).saturating_mul(l.n_head).saturating_mul(F32).saturating_add(4 * row)
+        }
+        Attention::Recurrent => {
+            // The scan's state and its inputs, about three rows of the inner width.
+            (2 * n_embd).saturating_mul(n_tokens).saturating_mul(3 * F32)
+        }
+        _ => 2 * row,
+    };
+    // MLA with the absorbed weights: the query in the cache's width, the attention's output in
+    // the latent width, and its expansion to the value heads.
+    let attention = match (l.attention, desc.mla) {
+        (Attention::Mla, Some(m)) => attention.saturating_add(
+            l.n_head
+                .saturating_mul(n_tokens)
+                .saturating_mul(F32)
+                .saturating_mul(l.head_k.saturating_add(m.kv_lora_rank).saturating_add(m.head_v_mla)),
+        ),
+        _ => attention,
+    };
+    let ff = |n_ff: u64| n_ff.saturating_mul(n_tokens).saturating_mul(3 * F32);
+    let ffn = match l.ffn {
+        Ffn::Dense { n_ff } => ff(n_ff),
+        Ffn::Moe { experts, used, n_ff_exp, shared, n_ff_shexp } => ff(n_ff_exp.saturating_mul(used))
+            .saturating_add(ff(n_ff_shexp.saturating_mul(shared)))
+            .saturating_add(experts.saturating_mul(n_tokens).saturating_mul(2 * F32)),
+        Ffn::None => 0,
+    }
+    .saturating_add(2 * row);
+    attention.max(ffn)
+}
 
 /// One compute buffer per backend that runs part of the graph: the host's, and each GPU's
-/// with layers on it.
+/// with layers (or the output) on it.
 pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Vec<Buffer> {
     let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
     let n_outputs = n_tokens.min(p.n_outputs_max);
-    let f = 4u64;
-    // The largest per-layer working set: attention scores (without flash attention) or the
-    // feed-forward intermediates, whichever is larger, plus the layer's input/output rows.
-    let mut layer_peak = 0u64;
-    for l in desc.layers.iter().filter(|l| !l.nextn) {
-        let n_kv = match l.attention {
-            Attention::Sliding | Attention::Chunked => kv.swa_cells.unwrap_or(kv.cells),
-            _ => kv.cells,
-        };
-        let kq = if p.flash_attn { 0 } else { n_kv.saturating_mul(n_tokens).saturating_mul(l.n_head).saturating_mul(f) };
-        let ff = match l.ffn {
-            Ffn::Dense { n_ff } => n_ff.saturating_mul(n_tokens).saturating_mul(2 * f),
-            Ffn::Moe { used, n_ff_exp, .. } => n_ff_exp.saturating_mul(used).saturating_mul(n_tokens).saturating_mul(2 * f),
-            Ffn::None => 0,
-        };
-        let rows = desc.n_embd.saturating_mul(n_tokens).saturating_mul(3 * f);
-        layer_peak = layer_peak.max(kq.max(ff).saturating_add(rows));
-    }
-    let mask = pad(kv.cells, 1).saturating_mul(pad(n_tokens, KQ_MASK_PAD)).saturating_mul(if p.flash_attn { 2 } else { 4 });
-    let logits = desc.n_vocab.saturating_mul(n_outputs).saturating_mul(f);
-    let output_device = layers.last().copied().flatten();
-    let mut out = Vec::new();
-    let host_bytes = match output_device {
-        None => layer_peak.max(logits).saturating_add(mask),
-        Some(_) => desc.n_embd.saturating_mul(n_tokens).saturating_mul(f).saturating_add(mask),
+    let row = desc.n_embd.saturating_mul(n_tokens).saturating_mul(F32);
+    let mask_elem = if p.flash_attn { 2 } else { 4 };
+    let attends = desc.layers.iter().any(has_attention);
+    let full_mask = kv.cells.saturating_mul(n_tokens).saturating_mul(mask_elem);
+    let swa_mask = kv.swa_cells.filter(|_| kv.swa_layers > 0).map_or(0, |c| c.saturating_mul(n_tokens).saturating_mul(mask_elem));
+    // The masks of the caches the given layers read (all layers: `None`; one device's: `Some`).
+    let masks_of = |d: Option<Option<usize>>| -> u64 {
+        let on = |il: usize| d.is_none_or(|d| layers.get(il).copied().flatten() == d);
+        let sliding = |l: &Layer| matches!(l.attention, Attention::Sliding | Attention::Chunked) && kv.swa_cells.is_some();
+        let full = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && !sliding(l));
+        let swa = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && sliding(l));
+        (if full { full_mask } else { 0 }) + (if swa { swa_mask } else { 0 })
     };
-    out.push(Buffer { device: device_label(None), buft: "CPU".to_string(), kind: Kind::Compute, bytes: host_bytes });
+    let masks = if attends { masks_of(None) } else { 0 };
+    let logits = desc.n_vocab.saturating_mul(n_outputs).saturating_mul(F32);
+    let output_device = layers.last().copied().flatten();
+    // Each device's largest layer working set, over the layers it runs.
+    let peak_on = |d: Option<usize>| -> Option<u64> {
+        desc.layers
+            .iter()
+            .enumerate()
+            .filter(|(il, l)| !l.nextn && layers.get(*il).copied().flatten() == d)
+            .map(|(_, l)| layer_peak(desc, l, p, kv, n_tokens, row))
+            .max()
+    };
+    let mut out = Vec::new();
+    let inputs = row.saturating_mul(2).saturating_add(masks);
+    let mut host = inputs;
+    if let Some(peak) = peak_on(None) {
+        host = host.saturating_add(peak);
+    }
+    if output_device.is_none() {
+        host = host.max(logits.saturating_add(2 * row));
+    }
+    out.push(Buffer { device: device_label(None), buft: "CPU".to_string(), kind: Kind::Compute, bytes: host });
     for (i, d) in s.devices.iter().enumerate() {
-        if !layers.contains(&Some(i)) {
+        let peak = peak_on(Some(i));
+        let is_output = output_device == Some(i);
+        if peak.is_none() && !is_output {
             continue;
         }
-        let mut b = layer_peak.saturating_add(mask);
-        if output_device == Some(i) {
-            b = b.max(logits);
+        let copies = masks_of(Some(Some(i)));
+        let mut b = peak.map_or(0, |x| copies.saturating_add(x).saturating_add(row));
+        if is_output {
+            let mut o = logits.saturating_add(row);
+            if peak.is_some() {
+                o = o.saturating_add(copies).saturating_add(3 * row);
+            }
+            b = b.max(o);
         }
         out.push(Buffer { device: device_label(Some(i)), buft: d.name.clone(), kind: Kind::Compute, bytes: b });
     }
     out
+}
+
+fn has_attention(l: &Layer) -> bool {
+    matches!(l.attention, Attention::Full | Attention::Mla | Attention::Sliding | Attention::Chunked)
 }

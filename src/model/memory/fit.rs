@@ -161,9 +161,11 @@ pub fn fit_params(
     let host_total = s.host_memory.map(|m| m as i64).unwrap_or(i64::MAX);
     let (full, host_used) = f.measure(&s).map_err(err)?;
     let finish = |s: &Settings, ot: Vec<(String, String)>| -> Fitted {
+        // llama-fit-params prints -1 for a layer count it left alone (all layers).
+        let ngl_arg = s.n_gpu_layers.map_or(-1, |n| n as i64);
         let ngl = s.n_gpu_layers.unwrap_or(desc.n_layer_all() + 1);
         let ts: Vec<u64> = if s.devices.len() > 1 { s.tensor_split.iter().map(|x| *x as u64).collect() } else { Vec::new() };
-        let mut args = format!("-c {} -ngl {}", s.n_ctx, ngl);
+        let mut args = format!("-c {} -ngl {}", s.n_ctx, ngl_arg);
         if !ts.is_empty() {
             args.push_str(&format!(" -ts {}", ts.iter().map(u64::to_string).collect::<Vec<_>>().join(",")));
         }

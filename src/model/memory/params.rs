@@ -165,12 +165,12 @@ pub fn derive(desc: &Description, s: &Settings) -> Result<(ContextParams, Vec<St
         fa = FlashAttn::Off;
     }
     if desc.mla.is_some() && s.type_k != s.type_v {
-        refused = Some("V cache type must be the same as K cache type for MLA models (-ctk and -ctv differ)".to_string());
+        refused = Some(format!("model does not support different K ({}) and V ({}) cache types", s.type_k.name(), s.type_v.name()));
     }
     if quant_v {
         match fa {
             FlashAttn::Off => {
-                refused.get_or_insert_with(|| "V cache quantization requires flash_attn (a quantized -ctv with -fa off)".to_string());
+                refused.get_or_insert_with(|| "quantized V cache requires flash_attn to be enabled".to_string());
             }
             FlashAttn::Auto => fa = FlashAttn::On,
             FlashAttn::On => {}
@@ -178,13 +178,16 @@ pub fn derive(desc: &Description, s: &Settings) -> Result<(ContextParams, Vec<St
     }
     let flash_attn = fa != FlashAttn::Off;
     if flash_attn && (quant_k || quant_v) && desc.memory != MemoryKind::None {
-        for (il, l) in desc.layers.iter().enumerate() {
-            for (t, h, what) in [(s.type_k, l.head_k, "K"), (s.type_v, l.head_v, "V")] {
-                let blck = t.ggml().block_size;
-                if t.is_quantized() && l.n_head_kv > 0 && h % blck != 0 {
+        // K for every main layer first, then V (`llama_init_from_model`'s order).
+        for (t, what) in [(s.type_k, "k"), (s.type_v, "v")] {
+            let blck = t.ggml().block_size;
+            for l in desc.layers.iter().filter(|l| !l.nextn) {
+                let h = if what == "k" { l.head_k } else { l.head_v };
+                if t.is_quantized() && h % blck != 0 {
                     refused.get_or_insert_with(|| {
                         format!(
-                            "quantized {what} cache was requested, but this requires the head size of layer {il} ({h}) to be a multiple of the {} block size {blck}",
+                            "{} cache type {} with block size {blck} does not divide n_embd_head_{what}={h}",
+                            what.to_uppercase(),
                             t.name()
                         )
                     });
