@@ -1,4 +1,7 @@
 use super::*;
+use crate::error::Code;
+use crate::formats::pickle::safety::GlobalVerdict;
+use std::rc::Rc;
 
 fn w(data: &[u8]) -> Walk {
     walk(data, &Context::default())
@@ -268,22 +271,6 @@ fn a_walk_over_its_memory_budget_stops_and_still_finds_later_imports() {
     assert!(w.held <= MEMORY_PER_BYTE * p.len() as u64 + MEMORY_SLACK + 4096, "held {}", w.held);
     let g = w.globals.last().expect("the import after the stop");
     assert_eq!((g.module.as_deref(), g.verdict, g.offset), (Some("posix"), GlobalVerdict::Dangerous, 3_000_002));
-}
-
-#[test]
-fn the_chunked_vector_grows_without_moving_and_counts_its_slots() {
-    let mut c = Chunked::default();
-    assert_eq!((c.len(), c.capacity()), (0, 0));
-    for i in 0..(CHUNK + 5) {
-        c.push(i);
-    }
-    assert_eq!(c.len(), CHUNK + 5);
-    assert_eq!(c.capacity(), 2 * CHUNK);
-    assert_eq!((c.get(CHUNK - 1), c.get(CHUNK + 4), c.get(CHUNK + 5)), (Some(&(CHUNK - 1)), Some(&(CHUNK + 4)), None));
-    if let Some(x) = c.get_mut(CHUNK) {
-        *x = 7;
-    }
-    assert_eq!(c.get(CHUNK), Some(&7));
 }
 
 #[test]

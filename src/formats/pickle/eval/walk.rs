@@ -1,0 +1,244 @@
+//! A walk from end to end: [`walk`] runs the machine over a stream and gathers what it
+//! learned into a [`Walk`]; [`Walk::named_tensors`] names the tensors reachable from the
+//! value STOP returned by their key paths ([`NamedTensor`]).
+
+use super::machine::{Chunked, Context, End, Machine, Sink};
+use super::value::{GlobalRef, Instance, MoreGlobals, Obj, StorageRef, TensorRef, Value};
+use crate::error::{cap_findings, Code, Finding};
+
+/// Deepest container nesting followed when naming tensors by key path.
+pub const MAX_PATH_DEPTH: usize = 256;
+/// Longest key path a tensor is named by: each key is clipped (`MAX_QUOTED_BYTES`) and
+/// keys past this length are `…`. Real names are under 300 bytes; unbounded, one 1 MiB
+/// key memoized and used at 256 levels made every tensor's name 256 MiB.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+/// Everything a walk learned.
+#[derive(Debug)]
+pub struct Walk {
+    /// Each distinct import, at its first occurrence, in opcode order.
+    pub globals: Vec<GlobalRef>,
+    /// Imports past [`MAX_GLOBALS`](super::MAX_GLOBALS).
+    pub more_globals: MoreGlobals,
+    pub storages: Vec<StorageRef>,
+    pub tensors: Vec<TensorRef>,
+    pub findings: Vec<Finding>,
+    /// Opcodes walked (nested pickles included).
+    pub opcodes: u64,
+    /// The highest PROTO seen (0 when none).
+    pub proto: u8,
+    /// Bytes of symbolic values the walk held at its end, as counted against
+    /// [`MEMORY_PER_BYTE`](super::MEMORY_PER_BYTE).
+    pub held: u64,
+    pub end: End,
+    /// The value STOP returned.
+    pub root: Value,
+    pub arena: Chunked<Obj>,
+    /// The tensors named, once [`Walk::settle`] has named them and let the values go.
+    pub settled: Option<(Vec<NamedTensor>, Vec<Finding>)>,
+}
+
+/// Walks one pickle stream starting at `data[0]`.
+pub fn walk(data: &[u8], ctx: &Context) -> Walk {
+    walk_with(data, ctx, false)
+}
+
+/// [`walk`] with the collector run after every opcode (and not charged to the work
+/// budget): for tests, which check that collecting never changes what a walk finds.
+#[doc(hidden)]
+pub fn walk_collecting_at_every_opcode(data: &[u8], ctx: &Context) -> Walk {
+    walk_with(data, ctx, true)
+}
+
+fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
+    let mut sink = Sink::new(data.len() as u64, collect_always);
+    let mut m = Machine::new(data, ctx, 0, &mut sink);
+    let end = m.run();
+    let root = if matches!(end, End::Stop(_)) {
+        m.result.take().unwrap_or(Value::Unknown)
+    } else {
+        Value::Unknown
+    };
+    let (storages, tensors, arena, proto) = (
+        std::mem::take(&mut m.storages),
+        std::mem::take(&mut m.tensors),
+        std::mem::take(&mut m.arena),
+        m.proto,
+    );
+    drop(m);
+    let mut findings = sink.findings;
+    findings.extend(sink.past_cap.0.finding("tensor rebuilds"));
+    findings.extend(sink.past_cap.1.finding("storages"));
+    cap_findings(&mut findings);
+    Walk {
+        globals: sink.globals,
+        more_globals: sink.more_globals,
+        storages,
+        tensors,
+        findings,
+        opcodes: sink.opcodes,
+        proto,
+        held: sink.held,
+        end,
+        root,
+        arena,
+        settled: None,
+    }
+}
+
+/// A tensor found in the value tree, with its key path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedTensor {
+    pub name: String,
+    pub tensor: u32,
+}
+
+impl Walk {
+    /// Names the tensors once and drops the symbolic values (the arena and the root), for a
+    /// walk nothing else will look into: a torch pickle's values are ~3–4 bytes per byte of
+    /// stream, its names far fewer, and the inventory is built after.
+    pub fn settle(&mut self) {
+        if self.settled.is_none() {
+            self.settled = Some(self.named_tensors());
+            self.arena = Chunked::default();
+            self.root = Value::Unknown;
+        }
+    }
+
+    /// Every tensor reachable from the root, named by its key path: dict keys and list /
+    /// tuple indices joined with `.`; an object's BUILD state and appended items count as
+    /// its children. A tensor reached twice (the same object) is listed once, under its
+    /// first path. The root itself is named `""`. (A settled walk's, as named then.)
+    pub fn named_tensors(&self) -> (Vec<NamedTensor>, Vec<Finding>) {
+        if let Some(s) = &self.settled {
+            return s.clone();
+        }
+        let mut out = Vec::new();
+        let mut findings = Vec::new();
+        let mut seen_tensor = vec![false; self.tensors.len()];
+        let mut on_path = vec![false; self.arena.len()];
+        let mut path: Vec<String> = Vec::new();
+        self.visit(
+            &self.root,
+            &mut path,
+            &mut on_path,
+            &mut seen_tensor,
+            &mut out,
+            &mut findings,
+        );
+        (out, findings)
+    }
+
+    fn visit(
+        &self,
+        v: &Value,
+        path: &mut Vec<String>,
+        on_path: &mut Vec<bool>,
+        seen: &mut Vec<bool>,
+        out: &mut Vec<NamedTensor>,
+        findings: &mut Vec<Finding>,
+    ) {
+        if !matches!(v, Value::Obj(_) | Value::Tensor(_)) {
+            return;
+        }
+        if path.len() >= MAX_PATH_DEPTH {
+            if findings.is_empty() {
+                findings.push(Finding::warning(
+                    Code::PickleLimit,
+                    format!("containers nested deeper than {MAX_PATH_DEPTH}: tensors below are not listed"),
+                ));
+            }
+            return;
+        }
+        if let Value::Tensor(t) = v {
+            if let Some(s) = seen.get_mut(*t as usize) {
+                if !*s {
+                    *s = true;
+                    out.push(NamedTensor {
+                        name: path.join("."),
+                        tensor: *t,
+                    });
+                }
+            }
+            return;
+        }
+        let Value::Obj(id) = v else { return };
+        let id = *id as usize;
+        let Some(obj) = self.arena.get(id) else {
+            return;
+        };
+        if on_path.get(id).copied().unwrap_or(true) {
+            return; // a cycle, or a container already walked by another path
+        }
+        if let Some(f) = on_path.get_mut(id) {
+            *f = true;
+        }
+        let child = |key: String,
+                     val: &Value,
+                     path: &mut Vec<String>,
+                     on_path: &mut Vec<bool>,
+                     seen: &mut Vec<bool>,
+                     out: &mut Vec<NamedTensor>,
+                     findings: &mut Vec<Finding>| {
+            let used: usize = path.iter().map(|p| p.len() + 1).sum();
+            path.push(if used.saturating_add(key.len()) > MAX_NAME_BYTES { "…".to_string() } else { key });
+            self.visit(val, path, on_path, seen, out, findings);
+            path.pop();
+        };
+        match obj {
+            Obj::Dict(d) => {
+                for (k, val) in d {
+                    child(key_text(k), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::List(items) | Obj::Tuple(items) | Obj::Set(items) => {
+                for (i, val) in items.iter().enumerate() {
+                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::Instance(inst) => {
+                let Instance {
+                    state,
+                    items,
+                    entries,
+                    ..
+                } = &**inst;
+                if let Some(s) = state {
+                    // an object's attributes are its children: __dict__ keys join the path
+                    match s {
+                        Value::Obj(sid)
+                            if matches!(self.arena.get(*sid as usize), Some(Obj::Dict(_))) =>
+                        {
+                            self.visit(s, path, on_path, seen, out, findings);
+                        }
+                        other => child("state".into(), other, path, on_path, seen, out, findings),
+                    }
+                }
+                for (i, val) in items.iter().enumerate() {
+                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                }
+                for (k, val) in entries {
+                    child(key_text(k), val, path, on_path, seen, out, findings);
+                }
+            }
+            Obj::Free => {}
+        }
+        // stays marked: a container shared by many paths is walked once, by the first
+        // (its tensors are named there); unmarking it made a DAG of n lists each holding
+        // the next twice cost 2^n (a 366-byte pickle never finished: found by fuzzing,
+        // tests/fuzz_regressions.rs)
+    }
+}
+
+fn key_text(k: &Value) -> String {
+    match k {
+        Value::Str(s) => crate::error::clip(s).into_owned(),
+        Value::Int(i) => i.to_string(),
+        Value::Long { .. } => k.as_i128().map_or_else(|| "?".into(), |i| i.to_string()),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Value::None => "None".to_string(),
+        Value::Float(f) => f.to_string(),
+        _ => "?".to_string(),
+    }
+}
+
