@@ -24,8 +24,9 @@ use crate::model::description::{Attention, Description, Ffn, Layer};
 
 const F32: u64 = 4;
 
-/// The largest working set of one layer, masks aside.
-fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, row: u64) -> u64 {
+/// The largest working set of one layer, masks aside, on the layer's device; and the part of
+/// it its experts need where they are, when they are on another device.
+fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, row: u64, experts_apart: bool) -> (u64, u64) {
     let n_embd = desc.n_embd;
     let n_kv = match l.attention {
         Attention::Sliding | Attention::Chunked => kv.swa_cells.unwrap_or(kv.cells),
@@ -53,15 +54,20 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
         _ => attention,
     };
     let ff = |n_ff: u64| n_ff.saturating_mul(n_tokens).saturating_mul(3 * F32);
-    let ffn = match l.ffn {
-        Ffn::Dense { n_ff } => ff(n_ff),
-        Ffn::Moe { experts, used, n_ff_exp, shared, n_ff_shexp } => ff(n_ff_exp.saturating_mul(used))
-            .saturating_add(ff(n_ff_shexp.saturating_mul(shared)))
-            .saturating_add(experts.saturating_mul(n_tokens).saturating_mul(2 * F32)),
-        Ffn::None => 0,
-    }
-    .saturating_add(2 * row);
-    attention.max(ffn)
+    let (ffn, apart) = match l.ffn {
+        Ffn::Dense { n_ff } => (ff(n_ff), 0),
+        Ffn::Moe { experts, used, n_ff_exp, shared, n_ff_shexp } => {
+            let routed = ff(n_ff_exp.saturating_mul(used));
+            let rest = ff(n_ff_shexp.saturating_mul(shared)).saturating_add(experts.saturating_mul(n_tokens).saturating_mul(2 * F32));
+            if experts_apart {
+                (rest, routed.saturating_add(2 * row))
+            } else {
+                (routed.saturating_add(rest), 0)
+            }
+        }
+        Ffn::None => (0, 0),
+    };
+    (attention.max(ffn.saturating_add(2 * row)), apart)
 }
 
 /// One compute buffer per backend that runs part of the graph: the host's, and each GPU's
@@ -86,13 +92,21 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     let logits = desc.n_vocab.saturating_mul(n_outputs).saturating_mul(F32);
     let output_device = layers.last().copied().flatten();
     // Each device's largest layer working set, over the layers it runs.
+    let experts = super::weights::expert_devices(desc, s, layers);
     let peak_on = |d: Option<usize>| -> Option<u64> {
-        desc.layers
-            .iter()
-            .enumerate()
-            .filter(|(il, l)| !l.nextn && layers.get(*il).copied().flatten() == d)
-            .map(|(_, l)| layer_peak(desc, l, p, kv, n_tokens, row))
-            .max()
+        let mut peak = None;
+        for (il, l) in desc.layers.iter().enumerate().filter(|(_, l)| !l.nextn) {
+            let at = layers.get(il).copied().flatten();
+            let ex = experts.get(il).copied().flatten();
+            let (own, apart) = layer_peak(desc, l, p, kv, n_tokens, row, ex != at);
+            if at == d {
+                peak = Some(peak.unwrap_or(0).max(own));
+            }
+            if ex == d && ex != at && apart > 0 {
+                peak = Some(peak.unwrap_or(0).max(apart));
+            }
+        }
+        peak
     };
     let mut out = Vec::new();
     let inputs = row.saturating_mul(2).saturating_add(masks);
@@ -110,14 +124,16 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         if peak.is_none() && !is_output {
             continue;
         }
-        let copies = masks_of(Some(Some(i)));
+        let mut copies = masks_of(Some(Some(i)));
+        if !s.offload_kqv && peak.is_some() && desc.mla.is_some() {
+            // MLA with its cache on the host (-nkvo): the absorbed attention reads the
+            // compressed cache on the device, as two copies of one layer's K.
+            let per_layer = kv.k_bytes / kv.layers.max(1);
+            copies = copies.saturating_add(2 * per_layer);
+        }
         let mut b = peak.map_or(0, |x| copies.saturating_add(x).saturating_add(row));
         if is_output {
-            let mut o = logits.saturating_add(row);
-            if peak.is_some() {
-                o = o.saturating_add(copies).saturating_add(3 * row);
-            }
-            b = b.max(o);
+            b = b.max(logits.saturating_add(row));
         }
         out.push(Buffer { device: device_label(Some(i)), buft: d.name.clone(), kind: Kind::Compute, bytes: b });
     }

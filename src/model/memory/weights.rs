@@ -155,6 +155,17 @@ fn overridden(name: &str, s: &Settings, il: Option<u64>) -> Option<Option<usize>
     None
 }
 
+/// Where each block's expert tensors are: the block's device unless an override (or
+/// `--n-cpu-moe`) sends them elsewhere. Decided on the block's `ffn_up_exps` name.
+pub fn expert_devices(desc: &Description, s: &Settings, layers: &[Option<usize>]) -> Vec<Option<usize>> {
+    (0..desc.n_layer_all())
+        .map(|il| {
+            let name = format!("blk.{il}.ffn_up_exps.weight");
+            overridden(&name, s, Some(il)).unwrap_or_else(|| layers.get(il as usize).copied().flatten())
+        })
+        .collect()
+}
+
 /// `\.ffn_(up|down|gate|gate_up)_(ch|)exps`: the tensors `--cpu-moe` keeps on the CPU.
 pub fn is_expert(name: &str) -> bool {
     ["up", "down", "gate", "gate_up"].iter().any(|p| {
