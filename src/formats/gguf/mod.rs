@@ -55,6 +55,21 @@ pub const GGML_MAX_NAME: u64 = 64;
 pub const MAX_ARRAY_DEPTH: usize = 4;
 /// Elements of a top-level array kept for display; the rest are walked, not kept.
 pub const ARRAY_HEAD_LEN: usize = 64;
+/// A numeric array outside `tokenizer.*` of at most this many elements is kept whole: a
+/// per-layer setting (`head_count_kv`, `sliding_window_pattern`, …) that the architecture
+/// description needs for every layer. llama.cpp's `LLAMA_MAX_LAYERS`.
+pub const PER_LAYER_ARRAY_LEN: usize = 512;
+
+/// How many elements of a top-level array the parser keeps (before the file-wide
+/// [`MAX_HEAD_VALUES`] budget): a short numeric array outside `tokenizer.*` (a per-layer
+/// setting) whole, any other [`ARRAY_HEAD_LEN`].
+pub fn top_level_keep(key: &str, elem: ValueType, len: u64) -> usize {
+    if elem.fixed_size().is_some() && len <= PER_LAYER_ARRAY_LEN as u64 && !key.starts_with("tokenizer.") {
+        PER_LAYER_ARRAY_LEN
+    } else {
+        ARRAY_HEAD_LEN
+    }
+}
 /// Elements kept of an array nested inside another (bounds memory: 64 × 4^depth).
 pub const NESTED_HEAD_LEN: usize = 4;
 /// Largest GGUF header read: magic, counts, metadata and tensor infos (the tensor data is

@@ -7,7 +7,7 @@ use super::cursor::{quick_str, Cursor, Stop, R};
 use super::summary::{KvGroup, Layout, ModelCard, TokenTypes};
 use super::value::{Array, Value, ValueType};
 use super::{
-    Endian, GgufFile, Header, Kv, ARRAY_HEAD_LEN, DEFAULT_ALIGNMENT, GGML_MAX_DIMS, GGML_MAX_NAME, MAGIC,
+    Endian, GgufFile, Header, Kv, DEFAULT_ALIGNMENT, GGML_MAX_DIMS, GGML_MAX_NAME, MAGIC,
     MAGIC_AND_VERSION, MAX_ARRAY_DEPTH, MAX_DIMS_READ, MAX_GGUF_HEADER_BYTES, MAX_HEAD_VALUES, NESTED_HEAD_LEN, SUPPORTED_VERSIONS,
 };
 use crate::formats::{MAX_METADATA_ENTRIES, MAX_TENSORS};
@@ -106,7 +106,9 @@ pub(super) fn value(c: &mut Cursor<'_>, t: ValueType, depth: usize, key: &str, n
     let tail = c.hint.saturating_sub(arr_bound);
     c.hint = c.hint.max(arr_bound);
     c.check_hint(key)?;
-    let keep = if depth == 0 { ARRAY_HEAD_LEN } else { NESTED_HEAD_LEN };
+    // A short numeric array outside the tokenizer is a per-layer setting (head counts,
+    // sliding-window flags, …): llama.cpp reads it whole, and so does the description.
+    let keep = if depth == 0 { super::top_level_keep(key, elem, len) } else { NESTED_HEAD_LEN };
     let budget = MAX_HEAD_VALUES.saturating_sub(notes.seen.head_values);
     let keep = usize::try_from(len.min(budget)).map_or(keep, |l| l.min(keep));
     notes.seen.head_values = notes.seen.head_values.saturating_add(keep as u64);
