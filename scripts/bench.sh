@@ -17,6 +17,12 @@ python3 tests/make_bench_files.py tests/e2e/out
 # Issue 13's table: every row beside its floor and its target.
 node tests/e2e/bench_page.mjs tests/e2e/out target/bench-native/tensorpeek
 node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek
+# Will it run? One projection and a 24-point chart over a 101,013-tensor model (issue 22:
+# <= 5 ms natively), and over the Qwen3-30B-A3B-shaped sparse GGUF.
+python3 tests/make_sparse_gguf_moe.py tests/e2e/out/moe-100k.sparse.gguf --layers 130 --experts 256 --unmerged
+python3 tests/make_sparse_gguf_moe.py tests/e2e/out/qwen3moe-30b.sparse.gguf
+target/bench-native/tensorpeek fit tests/e2e/out/moe-100k.sparse.gguf --gpu 24GiB --bench 50
+target/bench-native/tensorpeek fit tests/e2e/out/qwen3moe-30b.sparse.gguf --gpu 24GiB --bench 50
 # The values worker from the file: BF16 → stats of the 788 MB embedding, with and without SHA-256.
 node tests/e2e/bench_values.mjs "$file"
 # wasm alone (no reads), native and numpy.

@@ -134,6 +134,9 @@ pub struct FitArgs {
     /// Print the JSON report with its `memory` object (docs/report.md).
     #[arg(long)]
     pub json: bool,
+    /// Benchmark (scripts/bench.sh): time N projections and N chart sweeps, print the medians.
+    #[arg(long, hide = true)]
+    pub bench: Option<usize>,
 }
 
 /// `24GiB`, `512MiB`, `8GB`, `1.5TiB`, or a plain number of bytes.
@@ -238,6 +241,9 @@ pub fn run(a: &FitArgs) -> ExitCode {
         eprintln!("tensorpeek fit: no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)");
         return ExitCode::from(EXIT_USAGE);
     };
+    if let Some(n) = a.bench {
+        return bench(&desc, &tensors, &s, n.max(1));
+    }
     let plan = match memory::plan(&desc, &tensors, &s) {
         Ok(p) => p,
         Err(e) => {
@@ -315,4 +321,37 @@ fn print_plan(desc: &Description, p: &Plan, largest: Option<u64>) {
     if let Some(r) = &p.refused {
         println!("llama.cpp would refuse: {r}");
     }
+}
+
+/// The time of one projection and of one chart's worth (24 contexts up to the training
+/// context), medians of `n` runs each, beside issue 22's 5 ms target.
+fn bench(desc: &Description, tensors: &[memory::PlacedTensor], s: &Settings, n: usize) -> ExitCode {
+    use std::time::Instant;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut one = Vec::with_capacity(n);
+    let mut sweep = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let _ = memory::plan(desc, tensors, s);
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let w = memory::weight_buffers(desc, tensors, s);
+        for k in 1..=24u64 {
+            let mut x = s.clone();
+            x.n_ctx = (desc.n_ctx_train * k / 24).max(256);
+            let _ = memory::plan_with(desc, &w, &x);
+        }
+        sweep.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "bench-fit: {} tensors, {} layers: one projection {:.3} ms (target <= 5 ms), a 24-point chart {:.2} ms (median of {n})",
+        thousands(tensors.len() as u64),
+        desc.n_layer_all(),
+        median(one),
+        median(sweep)
+    );
+    ExitCode::from(EXIT_SOUND)
 }

@@ -19,10 +19,11 @@ pub fn fits(p: &Plan, margin: u64) -> bool {
 /// devices with every layer offloaded; `None` when not even 256 tokens fit.
 pub fn largest_context(desc: &Description, tensors: &[PlacedTensor], s: &Settings, margin: u64) -> Result<Option<u64>, NoPlan> {
     let top = desc.n_ctx_train.max(256) / 256;
+    let weights = super::weight_buffers(desc, tensors, s);
     let at = |k: u64| -> Result<bool, NoPlan> {
         let mut t = s.clone();
         t.n_ctx = k * 256;
-        Ok(fits(&plan(desc, tensors, &t)?, margin))
+        Ok(fits(&super::plan_with(desc, &weights, &t)?, margin))
     };
     if !at(1)? {
         return Ok(None);

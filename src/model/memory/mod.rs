@@ -280,6 +280,19 @@ pub fn device_label(d: Option<usize>) -> String {
 
 /// Projects the memory llama.cpp would allocate for this model with these settings.
 pub fn plan(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Result<Plan, NoPlan> {
+    plan_with(desc, &weight_buffers(desc, tensors, s), s)
+}
+
+/// The weight buffers alone: they depend on the placement settings (`-ngl`, `-ts`, `-ot`,
+/// `--n-cpu-moe`, mmap, the devices), not on the context or the cache, so a chart over
+/// contexts computes them once ([`plan_with`]).
+pub fn weight_buffers(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Vec<Buffer> {
+    weights::weights(desc, tensors, s, &weights::layer_devices(desc, s))
+}
+
+/// [`plan`] with the weight buffers already made by [`weight_buffers`] for the same
+/// placement settings.
+pub fn plan_with(desc: &Description, weights: &[Buffer], s: &Settings) -> Result<Plan, NoPlan> {
     if desc.memory == MemoryKind::Unmodelled {
         return Err(NoPlan::Unmodelled(desc.arch.clone()));
     }
@@ -288,7 +301,6 @@ pub fn plan(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Resul
     }
     let (params, mut warnings) = params::derive(desc, s)?;
     let layers = weights::layer_devices(desc, s);
-    let w = weights::weights(desc, tensors, s, &layers);
     let (kv, kv_buffers, refused) = kv::cache(desc, s, &params, &layers);
     let compute = compute::buffers(desc, s, &params, &layers, &kv);
     let output_bytes = params::output_bytes(desc, &params);
@@ -297,7 +309,7 @@ pub fn plan(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Resul
     }
     let refused = params.refused.clone().or(refused);
 
-    let mut buffers = w;
+    let mut buffers = weights.to_vec();
     buffers.extend(kv_buffers);
     buffers.extend(compute);
     let devices = totals(&buffers, s);

@@ -54,7 +54,8 @@ enum Slot {
 
 fn slot(name: &str, n_layer_all: u64) -> Slot {
     if let Some(rest) = name.strip_prefix("blk.") {
-        if let Some(n) = rest.split('.').next().and_then(|n| n.parse::<u64>().ok()) {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if let Some(n) = rest.get(..digits).and_then(|n| n.parse::<u64>().ok()) {
             if n < n_layer_all {
                 return Slot::Block(n);
             }
@@ -182,10 +183,11 @@ fn device_by_buft(buft: &str, s: &Settings) -> Option<usize> {
 pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layers: &[Option<usize>]) -> Vec<Buffer> {
     let n_layer_all = desc.n_layer_all();
     let output_device = layers.last().copied().flatten();
-    let mut sums: BTreeMap<Buft, u64> = BTreeMap::new();
+    // Few buffer types: a short vector, searched linearly.
+    let mut sums: Vec<(Buft, u64)> = Vec::new();
     // Mapped CPU tensors: per file, (min offset, max end).
     let mut spans: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
-    let mut add = |t: &PlacedTensor, b: Buft, sums: &mut BTreeMap<Buft, u64>| {
+    let mut add = |t: &PlacedTensor, b: Buft, sums: &mut Vec<(Buft, u64)>| {
         if b == Buft::Cpu && s.mmap {
             let end = t.offset.saturating_add(t.bytes);
             let e = spans.entry(t.file).or_insert((t.offset, end));
@@ -193,7 +195,10 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
             e.1 = e.1.max(end);
         } else {
             let size = alloc_size(t, &b, s);
-            *sums.entry(b).or_insert(0) += size;
+            match sums.iter_mut().find(|(x, _)| *x == b) {
+                Some((_, n)) => *n += size,
+                None => sums.push((b, size)),
+            }
         }
     };
     let has_output = tensors.iter().any(|t| t.name == "output.weight");
@@ -235,8 +240,10 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
             }
             continue;
         }
-        add(t, b.clone(), &mut sums);
-        if t.name == "token_embd.weight" && !has_output && ties_output(desc) {
+        let tied = t.name == "token_embd.weight" && !has_output && ties_output(desc);
+        let b2 = if tied { Some(b.clone()) } else { None };
+        add(t, b, &mut sums);
+        if let Some(b) = b2 {
             // The output is token_embd again (TENSOR_DUPLICATED), on the output layer's
             // buffer type; one copy when that is the same one.
             let ob = match output_device {
@@ -253,6 +260,7 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
         let _ = file;
         out.push(Buffer { device: device_label(None), buft: "CPU_Mapped".to_string(), kind: Kind::Model, bytes: hi - lo });
     }
+    sums.sort_by(|a, b| a.0.cmp(&b.0));
     for (b, bytes) in sums {
         let device = match b {
             Buft::Gpu(i) => device_label(Some(i)),
