@@ -200,6 +200,19 @@ const UNMODELLED: &[&str] = &[
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
 
+/// Archs whose experts are `n_ff` wide (`{n_embd, n_ff, n_expert}` in `load_arch_tensors`,
+/// e.g. src/models/llama.cpp:80, granite-hybrid.cpp:108; cohere2moe and grok fall back to
+/// `n_ff`): an expert width key of 0 or none means `feed_forward_length`.
+const EXPERTS_N_FF: &[&str] = &[
+    "llama", "arctic", "dbrx", "granite", "granitemoe", "granitehybrid", "hunyuan-moe", "jamba", "minicpm",
+    "minimax-01", "minimax-m2", "mistral3", "olmoe", "phimoe", "refact", "cohere2moe", "grok",
+];
+/// Archs with `n_ff_exp ? n_ff_exp : n_ff / n_expert_used` (src/models/qwen3moe.cpp:50, …).
+const EXPERTS_N_FF_PER_USED: &[&str] = &[
+    "qwen2moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "qwen35moe", "glm4moe", "grovemoe", "llada-moe", "mellum",
+    "hy_v3",
+];
+
 /// An architecture's sliding-window rule: (arch, kind, default pattern n, dense first,
 /// default window; `None` = the window key must be there and non-zero). From each
 /// `src/models/<arch>.cpp`'s `load_arch_hparams`.
@@ -305,9 +318,19 @@ impl Description {
         // Experts.
         let experts = k.u64("expert_count").unwrap_or(0).min(MAX_EXPERTS);
         let used = k.per_layer("expert_used_count", n).unwrap_or_else(|| vec![0; n]);
-        let n_ff_exp = k.per_layer("expert_feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
-        let shared = k.u64("expert_shared_count").unwrap_or(0);
+        let mut n_ff_exp = k.per_layer("expert_feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
+        for (i, w) in n_ff_exp.iter_mut().enumerate() {
+            let ff = n_ff.get(i).copied().unwrap_or(0);
+            if *w == 0 && EXPERTS_N_FF.contains(&arch) {
+                *w = ff;
+            } else if *w == 0 && EXPERTS_N_FF_PER_USED.contains(&arch) {
+                *w = ff.checked_div(used.get(i).copied().unwrap_or(0)).unwrap_or(0);
+            }
+        }
         let n_ff_shexp = k.u64("expert_shared_feed_forward_length").unwrap_or(0);
+        // A shared expert without a count (granite's, qwen2moe's): one (`if (n_ff_shexp > 0)`,
+        // src/models/granite-hybrid.cpp:113).
+        let shared = k.u64("expert_shared_count").unwrap_or(u64::from(n_ff_shexp > 0));
         let leading_dense = k.u64("leading_dense_block_count").unwrap_or(0);
 
         // MLA: both decompressed head sizes given (`is_mla()`).
