@@ -1,8 +1,9 @@
 //! One typed description of a model's architecture, read from either side of a conversion:
 //! the GGUF header (`{arch}.*` keys, as llama.cpp reads them) or a checkpoint's
-//! `config.json` (as `transformers` reads it, mapped to the same words). The memory planner
-//! ([`crate::model::memory`]) and the model card build on it; tests check that both sides of
-//! every fixture pair give the same description.
+//! `config.json` (the keys llama.cpp's converter would write for it, `description/config.rs`,
+//! then loaded as a header's). The memory planner ([`crate::model::memory`]) and the model
+//! card build on it; tests/families.rs checks that both sides of every fixture pair give the
+//! same description.
 //!
 //! Written by hand: no crate knows these layouts. The rules are llama.cpp's hyper-parameter
 //! loading (`src/llama-model.cpp` `load_hparams`, `src/llama-hparams.cpp`, each
@@ -11,6 +12,9 @@
 
 use crate::formats::gguf::{GgufFile, Value};
 use serde::Serialize;
+use std::collections::BTreeMap;
+
+mod config;
 
 /// Most layers llama.cpp accepts (`LLAMA_MAX_LAYERS`, `src/llama-hparams.h`); a header
 /// claiming more is refused there, and is not described here.
@@ -226,17 +230,33 @@ const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
     ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
 ];
 
+/// Where the keys come from: a GGUF header, or the keys the converter would write for a
+/// config.json ([`config`]), by their full names (`qwen3.block_count`).
+enum Source<'a> {
+    Gguf(&'a GgufFile),
+    Converted(&'a BTreeMap<String, Value>),
+}
+
+impl Source<'_> {
+    fn kv(&self, key: &str) -> Option<&Value> {
+        match self {
+            Source::Gguf(file) => file.kv(key),
+            Source::Converted(keys) => keys.get(key),
+        }
+    }
+}
+
 /// Reads GGUF keys the way llama.cpp's loader does: `{arch}.` keys, a per-layer key as a
 /// scalar or an array of exactly `n_layer_all` values.
 struct Keys<'a> {
-    file: &'a GgufFile,
+    src: Source<'a>,
     arch: &'a str,
     gaps: Vec<String>,
 }
 
 impl Keys<'_> {
     fn value(&self, key: &str) -> Option<&Value> {
-        self.file.kv(&format!("{}.{key}", self.arch))
+        self.src.kv(&format!("{}.{key}", self.arch))
     }
     fn u64(&self, key: &str) -> Option<u64> {
         self.value(key).and_then(Value::as_u64).filter(|v| *v <= MAX_WIDTH)
@@ -285,8 +305,32 @@ impl Description {
     /// has no architecture or no block count (nothing to describe); unreadable parts are in
     /// `gaps`.
     pub fn from_gguf(file: &GgufFile) -> Option<Description> {
-        let arch = file.architecture()?;
-        let mut k = Keys { file, arch, gaps: Vec::new() };
+        Description::load(Source::Gguf(file), file.architecture()?, Side::Gguf)
+    }
+
+    /// The description of a Hugging Face `config.json`: the keys llama.cpp's converter would
+    /// write for it (`description/config.rs`), loaded as [`Description::from_gguf`] loads a header.
+    /// `None` for a `model_type` the converter emulation does not know, or without a layer
+    /// count; what the converter would refuse or llama.cpp would do differently from
+    /// `transformers` is in `gaps`.
+    pub fn from_config(config: &serde_json::Value) -> Option<Description> {
+        let conv = config::convert(config)?;
+        let mut desc = Description::load(Source::Converted(&conv.keys), conv.arch, Side::Config)?;
+        config::finish(&mut desc, conv);
+        Some(desc)
+    }
+
+    /// The keys llama.cpp's converter would write for this config.json (those the
+    /// description reads, by full name; the vocabulary as `tokenizer.ggml.tokens`' length
+    /// where no `{arch}.vocab_size` is written), and the architecture: what
+    /// [`Description::from_config`] loads.
+    pub fn converter_keys(config: &serde_json::Value) -> Option<(&'static str, BTreeMap<String, Value>)> {
+        config::convert(config).map(|c| (c.arch, c.keys))
+    }
+
+    /// llama.cpp's `load_hparams` over `src`.
+    fn load(src: Source, arch: &str, side: Side) -> Option<Description> {
+        let mut k = Keys { src, arch, gaps: Vec::new() };
         let n_layer_all = k.u64("block_count").filter(|n| (1..=MAX_LAYERS).contains(n))?;
         let n = usize::try_from(n_layer_all).ok()?;
         let n_embd = k.u64("embedding_length").unwrap_or(0);
@@ -295,7 +339,7 @@ impl Description {
         let n_layer = n_layer_all - n_layer_nextn;
         let n_vocab = k
             .u64("vocab_size")
-            .or_else(|| match file.kv("tokenizer.ggml.tokens") {
+            .or_else(|| match k.src.kv("tokenizer.ggml.tokens") {
                 Some(Value::Array(a)) => Some(a.len),
                 _ => None,
             })
@@ -484,7 +528,7 @@ impl Description {
             .collect();
 
         Some(Description {
-            side: Side::Gguf,
+            side,
             arch: arch.to_string(),
             n_embd,
             n_vocab,
