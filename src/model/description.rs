@@ -1,8 +1,9 @@
 //! One typed description of a model's architecture, read from either side of a conversion:
 //! the GGUF header (`{arch}.*` keys, as llama.cpp reads them) or a checkpoint's
-//! `config.json` (as `transformers` reads it, mapped to the same words). The memory planner
-//! ([`crate::model::memory`]) and the model card build on it; tests check that both sides of
-//! every fixture pair give the same description.
+//! `config.json` (the keys llama.cpp's converter would write for it, `description/config.rs`,
+//! then loaded as a header's). The memory planner ([`crate::model::memory`]) and the model
+//! card build on it; tests/families.rs checks that both sides of every fixture pair give the
+//! same description.
 //!
 //! Written by hand: no crate knows these layouts. The rules are llama.cpp's hyper-parameter
 //! loading (`src/llama-model.cpp` `load_hparams`, `src/llama-hparams.cpp`, each
@@ -11,6 +12,9 @@
 
 use crate::formats::gguf::{GgufFile, Value};
 use serde::Serialize;
+use std::collections::BTreeMap;
+
+mod config;
 
 /// Most layers llama.cpp accepts (`LLAMA_MAX_LAYERS`, `src/llama-hparams.h`); a header
 /// claiming more is refused there, and is not described here.
@@ -200,6 +204,19 @@ const UNMODELLED: &[&str] = &[
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
 
+/// Archs whose experts are `n_ff` wide (`{n_embd, n_ff, n_expert}` in `load_arch_tensors`,
+/// e.g. src/models/llama.cpp:80, granite-hybrid.cpp:108; cohere2moe and grok fall back to
+/// `n_ff`): an expert width key of 0 or none means `feed_forward_length`.
+const EXPERTS_N_FF: &[&str] = &[
+    "llama", "arctic", "dbrx", "granite", "granitemoe", "granitehybrid", "hunyuan-moe", "jamba", "minicpm",
+    "minimax-01", "minimax-m2", "mistral3", "olmoe", "phimoe", "refact", "cohere2moe", "grok",
+];
+/// Archs with `n_ff_exp ? n_ff_exp : n_ff / n_expert_used` (src/models/qwen3moe.cpp:50, …).
+const EXPERTS_N_FF_PER_USED: &[&str] = &[
+    "qwen2moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "qwen35moe", "glm4moe", "grovemoe", "llada-moe", "mellum",
+    "hy_v3",
+];
+
 /// An architecture's sliding-window rule: (arch, kind, default pattern n, dense first,
 /// default window; `None` = the window key must be there and non-zero). From each
 /// `src/models/<arch>.cpp`'s `load_arch_hparams`.
@@ -213,17 +230,33 @@ const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
     ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
 ];
 
+/// Where the keys come from: a GGUF header, or the keys the converter would write for a
+/// config.json ([`config`]), by their full names (`qwen3.block_count`).
+enum Source<'a> {
+    Gguf(&'a GgufFile),
+    Converted(&'a BTreeMap<String, Value>),
+}
+
+impl Source<'_> {
+    fn kv(&self, key: &str) -> Option<&Value> {
+        match self {
+            Source::Gguf(file) => file.kv(key),
+            Source::Converted(keys) => keys.get(key),
+        }
+    }
+}
+
 /// Reads GGUF keys the way llama.cpp's loader does: `{arch}.` keys, a per-layer key as a
 /// scalar or an array of exactly `n_layer_all` values.
 struct Keys<'a> {
-    file: &'a GgufFile,
+    src: Source<'a>,
     arch: &'a str,
     gaps: Vec<String>,
 }
 
 impl Keys<'_> {
     fn value(&self, key: &str) -> Option<&Value> {
-        self.file.kv(&format!("{}.{key}", self.arch))
+        self.src.kv(&format!("{}.{key}", self.arch))
     }
     fn u64(&self, key: &str) -> Option<u64> {
         self.value(key).and_then(Value::as_u64).filter(|v| *v <= MAX_WIDTH)
@@ -272,8 +305,32 @@ impl Description {
     /// has no architecture or no block count (nothing to describe); unreadable parts are in
     /// `gaps`.
     pub fn from_gguf(file: &GgufFile) -> Option<Description> {
-        let arch = file.architecture()?;
-        let mut k = Keys { file, arch, gaps: Vec::new() };
+        Description::load(Source::Gguf(file), file.architecture()?, Side::Gguf)
+    }
+
+    /// The description of a Hugging Face `config.json`: the keys llama.cpp's converter would
+    /// write for it (`description/config.rs`), loaded as [`Description::from_gguf`] loads a header.
+    /// `None` for a `model_type` the converter emulation does not know, or without a layer
+    /// count; what the converter would refuse or llama.cpp would do differently from
+    /// `transformers` is in `gaps`.
+    pub fn from_config(config: &serde_json::Value) -> Option<Description> {
+        let conv = config::convert(config)?;
+        let mut desc = Description::load(Source::Converted(&conv.keys), conv.arch, Side::Config)?;
+        config::finish(&mut desc, conv);
+        Some(desc)
+    }
+
+    /// The keys llama.cpp's converter would write for this config.json (those the
+    /// description reads, by full name; the vocabulary as `tokenizer.ggml.tokens`' length
+    /// where no `{arch}.vocab_size` is written), and the architecture: what
+    /// [`Description::from_config`] loads.
+    pub fn converter_keys(config: &serde_json::Value) -> Option<(&'static str, BTreeMap<String, Value>)> {
+        config::convert(config).map(|c| (c.arch, c.keys))
+    }
+
+    /// llama.cpp's `load_hparams` over `src`.
+    fn load(src: Source, arch: &str, side: Side) -> Option<Description> {
+        let mut k = Keys { src, arch, gaps: Vec::new() };
         let n_layer_all = k.u64("block_count").filter(|n| (1..=MAX_LAYERS).contains(n))?;
         let n = usize::try_from(n_layer_all).ok()?;
         let n_embd = k.u64("embedding_length").unwrap_or(0);
@@ -282,7 +339,7 @@ impl Description {
         let n_layer = n_layer_all - n_layer_nextn;
         let n_vocab = k
             .u64("vocab_size")
-            .or_else(|| match file.kv("tokenizer.ggml.tokens") {
+            .or_else(|| match k.src.kv("tokenizer.ggml.tokens") {
                 Some(Value::Array(a)) => Some(a.len),
                 _ => None,
             })
@@ -305,9 +362,19 @@ impl Description {
         // Experts.
         let experts = k.u64("expert_count").unwrap_or(0).min(MAX_EXPERTS);
         let used = k.per_layer("expert_used_count", n).unwrap_or_else(|| vec![0; n]);
-        let n_ff_exp = k.per_layer("expert_feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
-        let shared = k.u64("expert_shared_count").unwrap_or(0);
+        let mut n_ff_exp = k.per_layer("expert_feed_forward_length", n).unwrap_or_else(|| vec![0; n]);
+        for (i, w) in n_ff_exp.iter_mut().enumerate() {
+            let ff = n_ff.get(i).copied().unwrap_or(0);
+            if *w == 0 && EXPERTS_N_FF.contains(&arch) {
+                *w = ff;
+            } else if *w == 0 && EXPERTS_N_FF_PER_USED.contains(&arch) {
+                *w = ff.checked_div(used.get(i).copied().unwrap_or(0)).unwrap_or(0);
+            }
+        }
         let n_ff_shexp = k.u64("expert_shared_feed_forward_length").unwrap_or(0);
+        // A shared expert without a count (granite's, qwen2moe's): one (`if (n_ff_shexp > 0)`,
+        // src/models/granite-hybrid.cpp:113).
+        let shared = k.u64("expert_shared_count").unwrap_or(u64::from(n_ff_shexp > 0));
         let leading_dense = k.u64("leading_dense_block_count").unwrap_or(0);
 
         // MLA: both decompressed head sizes given (`is_mla()`).
@@ -461,7 +528,7 @@ impl Description {
             .collect();
 
         Some(Description {
-            side: Side::Gguf,
+            side,
             arch: arch.to_string(),
             n_embd,
             n_vocab,
