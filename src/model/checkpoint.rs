@@ -329,7 +329,7 @@ fn read_companions(companions: &[(String, Vec<u8>)], family: ShardFamily, findin
                     );
                     false
                 }
-                Kind::Config if c.config.is_none() => match serde_json::from_slice::<Value>(bytes) {
+                Kind::Config if c.config.is_none() => match serde_json::from_slice::<Value>(&crate::model::companions::python_json(bytes)) {
                     Ok(v) if v.is_object() => {
                         c.config = Some((name.to_string(), v));
                         true

@@ -797,3 +797,54 @@ fn check_templates(file: &str, bytes: &[u8], t: &TokenizerSummary, findings: &mu
     }
 }
 
+
+/// A config.json as Python's `json` writes it: `Infinity`, `-Infinity` and `NaN` (which
+/// transformers puts in e.g. Mamba-2's `time_step_limit`) are not JSON, so they become `null`
+/// before serde_json reads the rest. Written by hand: serde_json has no lenient mode, and a
+/// JSON5 parser would accept far more than Python writes. Bytes inside strings are left alone.
+pub fn python_json(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const WORDS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while let Some(&b) = bytes.get(i) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if let Some(w) = WORDS.iter().find(|w| bytes.get(i..).is_some_and(|r| r.starts_with(w))) {
+            let o = out.get_or_insert_with(|| bytes.get(..i).unwrap_or_default().to_vec());
+            o.extend_from_slice(b"null");
+            i += w.len();
+            continue;
+        }
+        if let Some(o) = out.as_mut() {
+            o.push(b);
+        }
+        i += 1;
+    }
+    match out {
+        Some(o) => std::borrow::Cow::Owned(o),
+        None => std::borrow::Cow::Borrowed(bytes),
+    }
+}
+
+#[cfg(test)]
+mod python_json_tests {
+    use super::python_json;
+
+    #[test]
+    fn python_floats_become_null_outside_strings() {
+        let got = python_json(br#"{"time_step_limit": [0.0, Infinity], "a": -Infinity, "b": NaN, "s": "NaN \" Infinity"}"#);
+        let v: serde_json::Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(v["time_step_limit"], serde_json::json!([0.0, null]));
+        assert_eq!(v["a"], serde_json::Value::Null);
+        assert_eq!(v["b"], serde_json::Value::Null);
+        assert_eq!(v["s"], "NaN \" Infinity");
+        assert!(matches!(python_json(b"{}"), std::borrow::Cow::Borrowed(_)));
+    }
+}
