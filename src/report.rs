@@ -391,12 +391,22 @@ pub fn gguf_details(g: &GgufFile) -> serde_json::Value {
             o
         })
         .collect();
+    let description = Description::from_gguf(g);
+    let architecture = description.as_ref().map(|d| {
+        let active = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0))));
+        json!({
+            "description": d,
+            "pattern": d.pattern(),
+            "active_params": active.map(|a| a.0),
+        })
+    });
     json!({
         "header": g.header,
         "kv": kv,
         "layout": g.layout,
         "model_card": g.card,
         "tokenizer": g.tokenizer,
+        "architecture": architecture,
     })
 }
 

@@ -270,3 +270,33 @@ fn third_party_values() {
         }
     }
 }
+
+/// The layer strip and the active parameters of the model card, against gguf-py's tensor
+/// list: a token uses `used / experts` of every routed expert tensor, all of the rest.
+#[test]
+fn pattern_and_active_parameters() {
+    let strips = [("llama", "FF"), ("gemma3", "SSSSSFS"), ("gptoss", "SF"), ("deepseek3", "MMM"), ("granitehybrid", "RRFR"), ("mamba2", "RR")];
+    for (family, strip) in strips {
+        assert_eq!(from_gguf(family, "BF16").pattern(), strip, "{family}");
+    }
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid"] {
+        let d = from_gguf(family, "BF16");
+        let (experts, used) = d.experts().expect("an MoE family");
+        let tensors = expected(family)["gguf"]["BF16"]["tensors"].as_array().unwrap().clone();
+        let mut want_active = 0u128;
+        let mut want_total = 0u64;
+        for t in &tensors {
+            let n = t["n_elements"].as_u64().unwrap();
+            want_total += n;
+            want_active += if t["name"].as_str().unwrap().contains("_exps.") { n as u128 * used as u128 / experts as u128 } else { n as u128 };
+        }
+        let g = parse_gguf(family, "BF16");
+        let (active, total) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))).unwrap();
+        assert_eq!(total, want_total, "{family}");
+        // Rounded per tensor there and once here: equal within one element per expert tensor.
+        let routed = tensors.iter().filter(|t| t["name"].as_str().unwrap().contains("_exps.")).count() as i128;
+        assert!((active as i128 - want_active as i128).abs() <= routed, "{family}: {active} vs {want_active}");
+        assert!(active < total, "{family}");
+    }
+    assert_eq!(from_gguf("llama", "BF16").active_params(std::iter::empty()), None);
+}

@@ -335,6 +335,29 @@ fn print_gguf(g: &GgufFile) {
     );
     println!("    parameters        {} ({})", thousands(c.parameter_count), human_count(c.parameter_count));
     println!("    bits per weight   {}", opt_s(c.bits_per_weight.map(|b| format!("{b:.2}"))));
+    if let Some(d) = crate::model::description::Description::from_gguf(g) {
+        println!("    layers            {} ({})", d.pattern(), pattern_legend(&d));
+        if let Some((experts, used)) = d.experts() {
+            let shared = d.layers.iter().find_map(|l| match l.ffn {
+                crate::model::description::Ffn::Moe { shared, .. } => Some(shared),
+                _ => None,
+            });
+            println!(
+                "    experts           {experts}, {used} used per token{}{}",
+                shared.filter(|s| *s > 0).map(|s| format!(", {s} shared")).unwrap_or_default(),
+                if d.leading_dense > 0 { format!(", {} leading dense layers", d.leading_dense) } else { String::new() }
+            );
+            if let Some((active, total)) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))) {
+                println!("    active params     {} of {} ({})", human_count(active), human_count(total), thousands(active));
+            }
+        }
+        if let Some(w) = d.swa {
+            println!("    sliding window    {} tokens ({:?})", thousands(w.window), w.kind);
+        }
+        if let Some(m) = d.mla {
+            println!("    MLA               kv_lora_rank {}, rope {}, q_lora_rank {}", m.kv_lora_rank, m.rope_dim, m.q_lora_rank);
+        }
+    }
     let t = &g.tokenizer;
     if t.model.is_some() || t.tokens.is_some() {
         println!("  tokenizer:");
@@ -389,4 +412,15 @@ pub fn print_split(m: &SplitModel) {
         println!("  - {f}");
     }
     println!();
+}
+
+/// What the letters of a layer strip stand for, those that occur.
+fn pattern_legend(d: &crate::model::description::Description) -> String {
+    let p = d.pattern();
+    [('F', "full"), ('S', "sliding"), ('C', "chunked"), ('M', "MLA"), ('R', "recurrent"), ('-', "no attention")]
+        .iter()
+        .filter(|(c, _)| p.contains(*c) || p.contains(c.to_ascii_lowercase()))
+        .map(|(c, w)| format!("{c} {w}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

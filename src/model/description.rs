@@ -182,6 +182,49 @@ impl Description {
             _ => None,
         })
     }
+
+    /// The attention pattern as a strip, one letter a layer: `F` full, `S` sliding, `C`
+    /// chunked, `M` MLA, `R` recurrent, `-` none; a nextn layer in lower case.
+    pub fn pattern(&self) -> String {
+        self.layers
+            .iter()
+            .map(|l| {
+                let c = match l.attention {
+                    Attention::Full => 'F',
+                    Attention::Sliding => 'S',
+                    Attention::Chunked => 'C',
+                    Attention::Mla => 'M',
+                    Attention::Recurrent => 'R',
+                    Attention::None => '-',
+                };
+                if l.nextn {
+                    c.to_ascii_lowercase()
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
+
+    /// Parameters a token uses, of `total`: every routed expert tensor (`…_exps` / `…_chexps`,
+    /// or unmerged `blk.N.ffn_*.E.…`) counts `used / experts` of its elements; `None` for a
+    /// dense model. `tensors` are (name, element count) pairs.
+    pub fn active_params<'a>(&self, tensors: impl Iterator<Item = (&'a str, u64)>) -> Option<(u64, u64)> {
+        let (experts, used) = self.experts()?;
+        if experts == 0 {
+            return None;
+        }
+        let (mut total, mut routed) = (0u64, 0u64);
+        for (name, n) in tensors {
+            total = total.saturating_add(n);
+            let unmerged = name.split('.').nth(3).is_some_and(|p| p.parse::<u64>().is_ok()) && name.contains(".ffn_");
+            if name.contains("_exps.") || name.contains("_chexps.") || unmerged {
+                routed = routed.saturating_add(n);
+            }
+        }
+        let inactive = (routed as u128 * (experts - used.min(experts)) as u128 / experts as u128) as u64;
+        Some((total.saturating_sub(inactive), total))
+    }
 }
 
 /// The architectures whose memory module is none (`create_memory`'s first case).
