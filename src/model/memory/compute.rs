@@ -12,8 +12,9 @@
 //!   (`n_kv · n_tokens`, f16 with flash attention, else f32) and one more row;
 //! - a layer's working set is the larger of its attention scores (without flash attention,
 //!   `n_kv · n_tokens · n_head · 4`, plus four rows) and its feed-forward intermediates
-//!   (three of `n_ff · n_tokens · 4`, an MoE layer's `n_ff_exp` for each expert used plus its
-//!   shared experts, plus two rows), and lives beside the masks;
+//!   (three of `n_ff · n_tokens · 4`, plus two rows; an MoE layer: three of `n_ff_exp` and one
+//!   of `n_embd` per expert used, the router's `n_expert`, its shared experts, three rows —
+//!   on the experts' device when they are elsewhere), and lives beside the masks;
 //! - the output phase holds the logits (`n_vocab · n_outputs · 4`) and two rows after the
 //!   masks are freed; on a GPU that also runs layers the masks are copies kept to the end,
 //!   with three rows more.
@@ -57,12 +58,18 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
     let (ffn, apart) = match l.ffn {
         Ffn::Dense { n_ff } => (ff(n_ff), 0),
         Ffn::Moe { experts, used, n_ff_exp, shared, n_ff_shexp } => {
-            let routed = ff(n_ff_exp.saturating_mul(used));
-            let rest = ff(n_ff_shexp.saturating_mul(shared)).saturating_add(experts.saturating_mul(n_tokens).saturating_mul(2 * F32));
+            // The routed experts: gate, up and their product per expert used, and the down
+            // projection's output per expert used before the weighted sum; the router's
+            // probabilities; the shared experts as a dense FFN.
+            let routed = ff(n_ff_exp.saturating_mul(used))
+                .saturating_add(n_embd.saturating_mul(used).saturating_mul(n_tokens).saturating_mul(F32));
+            let router = experts.saturating_mul(n_tokens).saturating_mul(F32);
+            let shared_ff = ff(n_ff_shexp.saturating_mul(shared));
             if experts_apart {
-                (rest, routed.saturating_add(2 * row))
+                // On the experts' device the inputs' rows are not there: one row less.
+                (shared_ff.saturating_add(router), routed.saturating_add(router).saturating_sub(row))
             } else {
-                (routed.saturating_add(rest), 0)
+                (routed.saturating_add(row).saturating_add(router).saturating_add(shared_ff), 0)
             }
         }
         Ffn::None => (0, 0),
