@@ -17,7 +17,7 @@ use crate::model::checkpoint::CheckpointModel;
 use crate::model::description::Description;
 use crate::model::gguf_split::SplitModel;
 use crate::model::memory::fit::Fitted;
-use crate::model::memory::{Buffer, ContextParams, DeviceTotal, KvSummary, Plan};
+use crate::model::memory::Plan;
 use crate::stats::Stats;
 use crate::vocab::{Format, TensorEntry, Totals};
 use serde::Serialize;
@@ -52,14 +52,8 @@ pub struct Report<F = FileReport> {
 #[derive(Clone, Debug, Serialize)]
 pub struct MemorySection {
     pub architecture: Description,
-    pub params: ContextParams,
-    pub buffers: Vec<Buffer>,
-    pub devices: Vec<DeviceTotal>,
-    pub kv: KvSummary,
-    pub output_bytes: u64,
-    pub layer_devices: Vec<String>,
-    pub refused: Option<String>,
-    pub warnings: Vec<String>,
+    #[serde(flatten)]
+    pub plan: Plan,
     /// `--fit`: the arguments llama.cpp's fitting would settle on.
     pub fitted_args: Option<Fitted>,
     /// The largest context that fits with every layer offloaded.
@@ -68,19 +62,7 @@ pub struct MemorySection {
 
 impl MemorySection {
     pub fn new(desc: &Description, p: &Plan, fitted: Option<&Fitted>, largest_context: Option<u64>) -> MemorySection {
-        MemorySection {
-            architecture: desc.clone(),
-            params: p.params.clone(),
-            buffers: p.buffers.clone(),
-            devices: p.devices.clone(),
-            kv: p.kv.clone(),
-            output_bytes: p.output_bytes,
-            layer_devices: p.layer_devices.clone(),
-            refused: p.refused.clone(),
-            warnings: p.warnings.clone(),
-            fitted_args: fitted.cloned(),
-            largest_context,
-        }
+        MemorySection { architecture: desc.clone(), plan: p.clone(), fitted_args: fitted.cloned(), largest_context }
     }
 }
 

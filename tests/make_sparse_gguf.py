@@ -99,6 +99,21 @@ def rope_freqs(theta=500_000.0, factor=32.0, low=1.0, high=4.0, original=8192):
     return np.array(out, dtype=np.float32)
 
 
+def write_sparse(w):
+    """Writes the header, metadata and tensor infos, and makes the data section a hole of the
+    tensors' padded size; returns (file, header end, data start, data bytes)."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    align = w.data_alignment
+    fout = w.fout[0]
+    end = fout.tell()
+    data_start = (end + align - 1) // align * align
+    data = sum(GGUFWriter.ggml_pad(ti.nbytes, align) for ti in w.tensors[0].values())
+    fout.truncate(data_start + data)
+    return fout, end, data_start, data
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("out")
@@ -164,15 +179,7 @@ def main():
         t(p + "attn_v.weight", (KV_HEADS * HEAD_DIM, D))
     t("output_norm.weight", (D,), f32=True)
 
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    align = w.data_alignment
-    fout = w.fout[0]
-    end = fout.tell()
-    data_start = (end + align - 1) // align * align
-    data = sum(GGUFWriter.ggml_pad(ti.nbytes, align) for ti in w.tensors[0].values())
-    fout.truncate(data_start + data)
+    fout, end, data_start, data = write_sparse(w)
     if args.rope_freqs:
         # rope_freqs.weight is the first tensor: offset 0 of the data section.
         fout.seek(data_start)

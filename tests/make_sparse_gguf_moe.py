@@ -101,15 +101,7 @@ def main():
     t("output_norm.weight", (D,), f32=True)
     t("output.weight", (dense.N_VOCAB, D))
 
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    align = w.data_alignment
-    fout = w.fout[0]
-    end = fout.tell()
-    data_start = (end + align - 1) // align * align
-    data = sum(GGUFWriter.ggml_pad(ti.nbytes, align) for ti in w.tensors[0].values())
-    fout.truncate(data_start + data)
+    _, end, data_start, data = dense.write_sparse(w)
     w.close()
     n = sum(len(x) for x in w.tensors)
     print(f"{a.out}: {n} tensors, header {end} bytes, data starts at {data_start}, file {data_start + data} bytes")

@@ -257,11 +257,8 @@ pub fn run(a: &FitArgs) -> ExitCode {
     if a.json {
         let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
         report.memory = Some(Box::new(MemorySection::new(&desc, &plan, fitted.as_ref().and_then(|f| f.as_ref().ok()), largest)));
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        if let Err(e) = report.write_json_pretty(&mut out).and_then(|()| std::io::Write::flush(&mut out)) {
-            eprintln!("tensorpeek: writing the report failed: {e}");
-            return ExitCode::from(EXIT_USAGE);
+        if let Err(code) = super::print::print_report(&report) {
+            return code;
         }
     } else {
         print_plan(&desc, &plan, largest);

@@ -51,11 +51,8 @@ pub fn run(paths: &[PathBuf], json: bool) -> ExitCode {
         (None, None) => None,
     };
     if json {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        if let Err(e) = report.write_json_pretty(&mut out).and_then(|()| std::io::Write::flush(&mut out)) {
-            eprintln!("tensorpeek: writing the report failed: {e}");
-            return ExitCode::from(EXIT_USAGE);
+        if let Err(code) = super::print::print_report(&report) {
+            return code;
         }
     } else {
         for f in set.inspections() {

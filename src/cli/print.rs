@@ -424,3 +424,13 @@ fn pattern_legend(d: &crate::model::description::Description) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// Writes the JSON report to standard output; `Err` is the exit status when that failed.
+pub(super) fn print_report<F: serde::Serialize>(report: &crate::report::Report<F>) -> Result<(), std::process::ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    report.write_json_pretty(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(|e| {
+        eprintln!("tensorpeek: writing the report failed: {e}");
+        std::process::ExitCode::from(super::exit::EXIT_USAGE)
+    })
+}
