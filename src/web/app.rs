@@ -12,9 +12,9 @@ use yew::UseReducerDispatcher;
 use super::views::model_view::ModelView;
 use super::sources::Sources;
 use super::views::split_view;
-use super::remote::{self, page_url, parse_field, resolve, set_fragment, Address, Given, Link};
+use super::remote::{self, parse_field, resolve, Address, FitLink, Given, Link};
 use super::state::{Action, State, Status};
-use super::views::url_view::{ChoicesCard, Share, UrlForm};
+use super::views::url_view::{ChoicesCard, OpenFull, Share, UrlForm};
 use crate::source::remote::HubRepo;
 use std::cell::RefCell;
 use crate::formats::Verdict;
@@ -176,6 +176,8 @@ pub fn app() -> Html {
     let dragging = use_state(|| false);
     let address = use_memo((), |_| Address::current());
     let embed = address.embed;
+    // The "Will it run?" card's settings in the fragment, kept outside the state.
+    let fit_link = (*use_memo((), |_| FitLink::new(Address::current().link.fit))).clone();
     // The link the page was opened with, until its tab, filter and tensor are applied.
     let pending: Rc<RefCell<Option<Link>>> = use_mut_ref(|| {
         let a = Address::current();
@@ -201,16 +203,20 @@ pub fn app() -> Html {
     {
         // The deep link: applied once its files are read; after that the fragment follows
         // the view (replaceState: no history entry per click).
-        let (pending, d) = (pending.clone(), state.dispatcher());
+        let (pending, d, fit_link) = (pending.clone(), state.dispatcher(), fit_link.clone());
         use_effect_with(state.clone(), move |s| {
             let waiting = pending.borrow().clone();
             match waiting {
                 Some(link) => {
+                    fit_link.set_view(link_of(s), false);
                     if apply_link(s, &link, &d) {
                         *pending.borrow_mut() = None;
+                        // The address holds the link just applied; from now on a change of
+                        // the card's settings writes the fragment.
+                        fit_link.start_writing();
                     }
                 }
-                None => set_fragment(&link_of(s).fragment()),
+                None => fit_link.set_view(link_of(s), true),
             }
         });
     }
@@ -420,14 +426,14 @@ pub fn app() -> Html {
 
     html! {
         <ContextProvider<Sources> context={sources}>
+        <ContextProvider<FitLink> context={fit_link.clone()}>
         <div class={classes!("app", dragging.then_some("dragging"), embed.then_some("embed"))}
             ondragenter={on_dragenter} ondragover={on_dragover} ondragleave={on_dragleave} ondrop={on_drop}
             data-testid="dropzone">
             if embed {
                 <header class="top embed-bar">
                     <span class="brand-small">{ "tensorpeek" }</span>
-                    <a class="open-full" href={page_url(&link_of(&state).fragment(), false)} target="_blank" rel="noopener noreferrer"
-                        data-testid="open-full">{ "Open in tensorpeek ↗" }</a>
+                    <OpenFull />
                 </header>
             } else {
                 <header class="top">
@@ -462,7 +468,7 @@ pub fn app() -> Html {
                 <nav class="tabs" role="tablist" aria-label="Open files">{ for model_tab }{ for audit_tab }{ for tabs }</nav>
                 if !embed && state.current.is_some() {
                     <div class="sharebar">
-                        <Share url={linkable(&state).then(|| AttrValue::from(page_url(&link_of(&state).fragment(), false)))} />
+                        <Share linkable={linkable(&state)} />
                     </div>
                 }
             }
@@ -491,6 +497,7 @@ pub fn app() -> Html {
                 if let Some(n) = footer_size { <span>{ "This file: " }{ super::views::format::bytes_html(n) }</span> }
             </footer>
         </div>
+        </ContextProvider<FitLink>>
         </ContextProvider<Sources>>
     }
 }

@@ -33,6 +33,9 @@ pub struct Link {
     pub tensor: Option<String>,
     /// The tensor table's name filter.
     pub filter: Option<String>,
+    /// The "Will it run?" card's settings (`fit.c=8192&fit.gpu=rtx4090…`), as (key without
+    /// `fit.`, value); only those that differ from the card's defaults.
+    pub fit: Vec<(String, String)>,
 }
 
 impl Link {
@@ -44,7 +47,19 @@ impl Link {
         };
         let one = |k: &str| params.get(k).filter(|v| !v.is_empty());
         let files = params.get_all("file").iter().filter_map(|v| v.as_string()).filter(|u| is_http_url(u)).collect();
-        Link { files, tab: one("tab"), tensor: one("tensor"), filter: one("filter") }
+        // The card's keys, in the order given (each once, at most MAX_FIT_KEYS).
+        let mut fit: Vec<(String, String)> = Vec::new();
+        for part in text.split('&') {
+            let key = part.split_once('=').map_or(part, |(k, _)| k);
+            let Some(name) = key.strip_prefix(FIT_PREFIX) else { continue };
+            if fit.len() >= MAX_FIT_KEYS || fit.iter().any(|(k, _)| k == name) {
+                continue;
+            }
+            if let Some(v) = params.get(key) {
+                fit.push((name.to_string(), v));
+            }
+        }
+        Link { files, tab: one("tab"), tensor: one("tensor"), filter: one("filter"), fit }
     }
 
     /// The fragment (without `#`); empty when there is nothing to link.
@@ -63,7 +78,103 @@ impl Link {
                 params.append(k, v);
             }
         }
+        for (k, v) in &self.fit {
+            params.append(&format!("{FIT_PREFIX}{k}"), v);
+        }
         params.to_string().into()
+    }
+}
+
+/// The prefix of the "Will it run?" card's keys in the fragment.
+pub const FIT_PREFIX: &str = "fit.";
+/// Most `fit.` keys read from a fragment (the card has 13; a longer link is not its own).
+pub const MAX_FIT_KEYS: usize = 32;
+
+/// The "Will it run?" card's settings in the page's address, outside the page state: the
+/// card changes them on every input (a slider drag), and dispatching each change would
+/// render the whole app. The app writes the view's link here ([`FitLink::set_view`]); the
+/// card its settings ([`FitLink::set_fit`]); either writes the fragment (when the view can
+/// be linked) and tells the Copy link button. A context (`use_context::<FitLink>()`); a
+/// view rendered without it (the warm-up) keeps its settings to itself.
+#[derive(Clone, Default)]
+pub struct FitLink(Rc<FitLinkInner>);
+
+#[derive(Default)]
+struct FitLinkInner {
+    /// The view's link, without the card's settings.
+    view: std::cell::RefCell<Link>,
+    fit: std::cell::RefCell<Vec<(String, String)>>,
+    /// Whether the app writes the fragment now (not while a link waits to be applied).
+    writing: std::cell::Cell<bool>,
+    listeners: std::cell::RefCell<Vec<(u32, yew::Callback<()>)>>,
+    next_id: std::cell::Cell<u32>,
+}
+
+impl PartialEq for FitLink {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl FitLink {
+    /// Starts with the settings the page's address gave.
+    pub fn new(fit: Vec<(String, String)>) -> FitLink {
+        let l = FitLink::default();
+        *l.0.fit.borrow_mut() = fit;
+        l
+    }
+    /// The card's settings as last written (or as the address gave them).
+    pub fn fit(&self) -> Vec<(String, String)> {
+        self.0.fit.borrow().clone()
+    }
+    /// The view's link with the card's settings.
+    pub fn link(&self) -> Link {
+        let mut l = self.0.view.borrow().clone();
+        l.fit = self.fit();
+        l
+    }
+    /// The card's settings changed.
+    pub fn set_fit(&self, fit: Vec<(String, String)>) {
+        if *self.0.fit.borrow() == fit {
+            return;
+        }
+        *self.0.fit.borrow_mut() = fit;
+        self.publish();
+    }
+    /// The view changed: its link, and whether the fragment is written (not while a link
+    /// the page was opened with waits to be applied). The card's settings go with it.
+    pub fn set_view(&self, view: Link, write: bool) {
+        self.0.writing.set(write);
+        let changed = *self.0.view.borrow() != view;
+        *self.0.view.borrow_mut() = view;
+        if changed {
+            self.publish();
+        } else if write {
+            set_fragment(&self.link().fragment());
+        }
+    }
+    /// The fragment is written from now on (the link the page was opened with is applied).
+    pub fn start_writing(&self) {
+        self.0.writing.set(true);
+    }
+    fn publish(&self) {
+        if self.0.writing.get() {
+            set_fragment(&self.link().fragment());
+        }
+        let listeners: Vec<yew::Callback<()>> = self.0.listeners.borrow().iter().map(|(_, c)| c.clone()).collect();
+        for c in listeners {
+            c.emit(());
+        }
+    }
+    /// Calls `cb` after each change of the link; returns the id for [`FitLink::unsubscribe`].
+    pub fn subscribe(&self, cb: yew::Callback<()>) -> u32 {
+        let id = self.0.next_id.get().wrapping_add(1);
+        self.0.next_id.set(id);
+        self.0.listeners.borrow_mut().push((id, cb));
+        id
+    }
+    pub fn unsubscribe(&self, id: u32) {
+        self.0.listeners.borrow_mut().retain(|(i, _)| *i != id);
     }
 }
 

@@ -10,6 +10,7 @@ use super::format::{bytes_html, num_html, opt_num, params};
 use crate::web::sources::use_sources;
 use crate::web::state::Shared;
 use super::tokenizer_view::TokenizerCard;
+use super::fit_view::FitCard;
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
 use crate::error::Code;
 use crate::fmt;
@@ -47,9 +48,13 @@ pub struct GgufSectionProps {
 /// All GGUF cards.
 #[function_component(GgufSection)]
 pub fn gguf_section(p: &GgufSectionProps) -> Html {
+    // The file as the "Will it run?" card takes a model (a split model's parts have theirs
+    // on the merged view).
+    let files = use_memo(p.insp.clone(), |i| Shared(Rc::new(vec![i.0.clone()])));
     let Some(g) = gguf_of(&p.insp) else {
         return html! {};
     };
+    let split_part = g.kv("split.count").and_then(Value::as_u64).is_some_and(|n| n > 1);
     html! {
         <div class="gguf" data-testid="gguf">
             <div class="grid gguf-cards">
@@ -57,6 +62,11 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
                 { model_card(g) }
                 <TokenizerCard tokenizer={g.tokenizer.clone()} testid="gguf-tokenizer" />
             </div>
+            if split_part {
+                <p class="dim" data-testid="fit-on-split">{ "Will it run? This file is one part of a split model: the merged view above plans for the whole model." }</p>
+            } else {
+                <FitCard files={(*files).clone()} />
+            }
             { layout_card(g) }
             <Metadata insp={p.insp.clone()} file={p.file} />
             <GgufTensors insp={p.insp.clone()} />

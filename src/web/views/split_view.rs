@@ -5,6 +5,7 @@
 //! Parts are grouped by `source::set::split_models`, the rule the CLI uses too.
 
 use super::components::{dl_item, ExportButton, FindingList, TotalsCard};
+use super::fit_view::FitCard;
 use super::format::num_html;
 use crate::web::state::{FileEntry, Shared, State};
 use super::table::TensorTable;
@@ -130,6 +131,11 @@ pub fn split_view(p: &SplitProps) -> Html {
             </div>
             <FindingList findings={Rc::new(m.findings().cloned().collect::<Vec<_>>())} testid="split-findings" item_testid="split-finding"
                 tensors={Some(tensors.0.clone())} on_select={on_select.clone()} />
+            if errors == 0 {
+                <FitCard files={p.parts.clone()} />
+            } else {
+                <p class="dim" data-testid="fit-split-incomplete">{ "Will it run? Open every part of the model (and fix the problems above) to plan for it." }</p>
+            }
             <details class="split-tensors" data-testid="split-tensor-details">
                 <summary>{ format!("Merged tensors ({})", crate::fmt::thousands(m.tensors.len() as u64)) }</summary>
                 <TensorTable tensors={tensors.0.clone()} files={Some(tensors.1.clone())} {on_select} selected={*selected} />

@@ -4,6 +4,7 @@
 
 use super::components::CopyButton;
 use super::format::bytes_html;
+use crate::web::remote::{page_url, FitLink};
 use crate::web::state::HubChoices;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -84,19 +85,47 @@ pub fn choices_card(p: &ChoicesProps) -> Html {
     }
 }
 
+/// The link to the view shown (with the "Will it run?" card's settings), kept current:
+/// the component re-renders when the app's view or the card's settings change.
+#[hook]
+fn use_view_link() -> Option<String> {
+    let fit = use_context::<FitLink>();
+    let bump = use_state(|| 0u32);
+    {
+        let (fit, bump) = (fit.clone(), bump.setter());
+        use_effect_with(fit, move |fit| {
+            let n = std::rc::Rc::new(std::cell::Cell::new(0u32));
+            let id = fit.as_ref().map(|f| {
+                f.subscribe(Callback::from(move |_: ()| {
+                    n.set(n.get().wrapping_add(1));
+                    bump.set(n.get());
+                }))
+            });
+            let fit = fit.clone();
+            move || {
+                if let (Some(f), Some(id)) = (fit, id) {
+                    f.unsubscribe(id);
+                }
+            }
+        });
+    }
+    fit.map(|f| page_url(&f.link().fragment(), false))
+}
+
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
-    /// The link to the view shown; `None` when it shows a local file.
-    pub url: Option<AttrValue>,
+    /// Whether the view shown can be linked (it was opened by URL).
+    pub linkable: bool,
 }
 
 /// "Copy link" for a view opened by URL; for a local file, why there is none.
 #[function_component(Share)]
 pub fn share(p: &ShareProps) -> Html {
-    match &p.url {
+    let url = use_view_link();
+    match url.filter(|_| p.linkable) {
         Some(u) => html! {
             <span class="share" data-testid="share" data-link={u.clone()}>
-                <CopyButton text={u.clone()} label="Copy link" testid="copy-link" />
+                <CopyButton text={AttrValue::from(u)} label="Copy link" testid="copy-link" />
             </span>
         },
         None => html! {
@@ -104,5 +133,14 @@ pub fn share(p: &ShareProps) -> Html {
                 { "Local files cannot be linked: a link reopens files by their URL, and this one was opened from your disk." }
             </span>
         },
+    }
+}
+
+/// "Open in tensorpeek ↗" of an embedded page: the full page on the same view.
+#[function_component(OpenFull)]
+pub fn open_full() -> Html {
+    let url = use_view_link().unwrap_or_default();
+    html! {
+        <a class="open-full" href={url} target="_blank" rel="noopener noreferrer" data-testid="open-full">{ "Open in tensorpeek ↗" }</a>
     }
 }
