@@ -40,7 +40,9 @@ pub(super) fn string_list(w: &Walk) -> Vec<String> {
 }
 
 /// (torch storage class, safetensors name or torch's name, known to safetensors, bytes
-/// per element), from torch's `_dtype_to_storage_type_map` and element sizes.
+/// per element), from torch's `_dtype_to_storage_type_map` and element sizes. complex128
+/// is `C128`, in the style of the others (`C64` for complex64), though safetensors has no
+/// such dtype (`dtype_known: false`, not converted).
 const STORAGE_TYPES: [(&str, &str, bool, u64); 17] = [
     ("DoubleStorage", "F64", true, 8),
     ("FloatStorage", "F32", true, 4),
@@ -52,7 +54,7 @@ const STORAGE_TYPES: [(&str, &str, bool, u64); 17] = [
     ("ByteStorage", "U8", true, 1),
     ("BoolStorage", "BOOL", true, 1),
     ("BFloat16Storage", "BF16", true, 2),
-    ("ComplexDoubleStorage", "complex128", false, 16),
+    ("ComplexDoubleStorage", "C128", false, 16),
     ("ComplexFloatStorage", "C64", true, 8),
     ("QInt8Storage", "qint8", false, 1),
     ("QInt32Storage", "qint32", false, 4),
@@ -78,7 +80,7 @@ const TORCH_DTYPES: [(&str, &str, bool, u64); 24] = [
     ("uint64", "U64", true, 8),
     ("bool", "BOOL", true, 1),
     ("complex64", "C64", true, 8),
-    ("complex128", "complex128", false, 16),
+    ("complex128", "C128", false, 16),
     ("complex32", "complex32", false, 4),
     ("float8_e4m3fn", "F8_E4M3", true, 1),
     ("float8_e5m2", "F8_E5M2", true, 1),
@@ -89,6 +91,15 @@ const TORCH_DTYPES: [(&str, &str, bool, u64); 24] = [
     ("bits8", "bits8", false, 1),
     ("bits16", "bits16", false, 2),
 ];
+
+/// Why a tensor of `dtype` (a name with `dtype_known: false`) has no safetensors dtype:
+/// the words of its `UnsupportedDtype` warning and of a conversion leaving it out.
+pub(super) fn no_safetensors_dtype(dtype: &str) -> String {
+    match dtype {
+        "C128" => "dtype C128 (torch.complex128): safetensors has no complex128 dtype (its C64 is complex64)".to_string(),
+        d => format!("dtype {d} has no safetensors name"),
+    }
+}
 
 fn storage_class(type_name: &str) -> Option<&'static (&'static str, &'static str, bool, u64)> {
     let cls = type_name.rsplit('.').next().unwrap_or(type_name);
@@ -203,7 +214,7 @@ pub(super) fn inventory(
                 &mut findings,
                 Finding::warning(
                     Code::UnsupportedDtype,
-                    format!("dtype {dtype} has no safetensors name"),
+                    no_safetensors_dtype(&dtype),
                 )
                 .at(t.offset)
                 .tensor(name.clone()),
