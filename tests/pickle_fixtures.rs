@@ -415,6 +415,43 @@ fn transformers_twin_is_byte_identical() {
     assert_eq!(out, twin, "the whole file is byte-identical");
 }
 
+/// Issue 24: one tensor object under two keys (torch pickles the second as a memo GET of
+/// the first) is listed under both, as torch.load gives both: the same storage, offset,
+/// shape and bytes, each naming the other as sharing its storage.
+#[test]
+fn a_tensor_under_two_keys_is_listed_under_both() {
+    let exp = expected();
+    for name in ["same_tensor_twice.pt", "same_tensor_twice_legacy.pt"] {
+        let e = &exp[name];
+        let groups = e["same_object"].as_array().unwrap();
+        assert_eq!(groups, e["same_data_ptr"].as_array().unwrap(), "{name}");
+        assert!(!groups.is_empty(), "{name}");
+        let (i, ..) = inspect(name);
+        assert!(i.ok() && i.findings.is_empty(), "{name}: {:?}", i.findings);
+        let names: Vec<&str> = i.tensors.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "a_again", "b"], "{name}");
+        for g in groups {
+            let ts: Vec<&torch::Tensor> = g
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| i.tensors.iter().find(|t| t.name == n.as_str().unwrap()).unwrap())
+                .collect();
+            for t in &ts[1..] {
+                let first = ts[0];
+                let place = |t: &torch::Tensor| (t.storage.clone(), t.storage_offset, t.shape.clone(), t.stride.clone(), t.dtype.clone(), t.start, t.end);
+                assert_eq!(place(t), place(first), "{name}: {} and {}", t.name, first.name);
+                assert_eq!(t.shares_storage_with, [first.name.as_str()], "{name}");
+                assert_eq!(first.shares_storage_with, [t.name.as_str()], "{name}");
+            }
+        }
+        // both are converted, each whole (safetensors has no aliasing), as the writer does
+        let plan = convert::plan(&i).unwrap();
+        let written: Vec<&str> = plan.pieces.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(written, ["b", "a", "a_again"], "{name}: I64 before F32, then by name");
+    }
+}
+
 /// Issue 24: torch.complex128 is named C128 (the style of every other name, C64 for
 /// complex64), in both containers; safetensors has no such dtype, so the tensor is listed
 /// with `dtype_known: false` and an `UnsupportedDtype` warning, and a conversion leaves it

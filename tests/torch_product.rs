@@ -824,3 +824,27 @@ fn cli_names_complex128_c128_and_convert_leaves_it_out() {
         assert!(header.get("z").is_none() && header["z64"]["dtype"] == "C64", "{name}: {header}");
     }
 }
+
+/// Issue 24: a tensor under two keys (the second a memo GET of the first) is in the CLI's
+/// table and the JSON report under both keys, at the same bytes.
+#[test]
+fn cli_lists_a_tensor_under_both_keys() {
+    for name in ["same_tensor_twice.pt", "same_tensor_twice_legacy.pt"] {
+        let out = bin().arg("inspect").arg(dir().join(name)).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = |key: &str| text.lines().find(|l| l.split_whitespace().next() == Some(key)).unwrap_or_else(|| panic!("{name}: no row {key}:\n{text}")).to_string();
+        let (a, again) = (row("a"), row("a_again"));
+        assert!(a.contains("F32") && again.contains("F32"), "{name}:\n{text}");
+        let out = bin().args(["inspect", "--json"]).arg(dir().join(name)).output().unwrap();
+        let v: J = serde_json::from_slice(&out.stdout).unwrap();
+        let ts = v["files"][0]["tensors"].as_array().unwrap();
+        let names: Vec<&str> = ts.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a", "a_again", "b"], "{name}");
+        for k in ["dtype", "shape", "start", "end", "storage", "storage_offset", "stride"] {
+            assert_eq!(ts[0][k], ts[1][k], "{name}: {k}");
+        }
+        assert_eq!(ts[0]["shares_storage_with"], serde_json::json!(["a_again"]), "{name}");
+        assert_eq!(ts[1]["shares_storage_with"], serde_json::json!(["a"]), "{name}");
+    }
+}

@@ -12,6 +12,14 @@ use std::collections::HashMap;
 /// share a storage two or three at a time; n views of one storage listing all the others
 /// were n² names (a 1 MB pickle of 45,000 views: two billion).
 pub const MAX_SHARED_NAMES: usize = 16;
+/// Bytes of the names all `shares_storage_with` lists hold (each name + its 24-byte
+/// `String`): this + the bytes of every tensor's name, shared evenly by the tensors that
+/// share a storage; a tensor whose share cannot afford a name lists one, clipped to
+/// [`SHARED_NAME_CLIP`] bytes. Tied pairs list each other whole; a storage with a
+/// hundred thousand views lists fewer names for each (the rest counted where shown).
+pub const SHARED_NAMES_SLACK: u64 = 4 << 20;
+/// See [`SHARED_NAMES_SLACK`].
+pub const SHARED_NAME_CLIP: usize = 64;
 
 /// Where a storage's bytes are.
 #[derive(Clone, Debug, PartialEq)]
@@ -330,16 +338,36 @@ pub(super) fn inventory(
     let mut order: Vec<u32> = (0..u32::try_from(out.len()).unwrap_or(u32::MAX)).collect();
     let key = |k: &u32| out.get(*k as usize).map(|t| (t.storage.as_str(), t.name.as_str()));
     order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    // The names listed are bounded in bytes too (SHARED_NAMES_SLACK + the bytes of every
+    // name, shared evenly by the tensors that share): 16 copies of each name were 0.6 KiB a
+    // tensor for 16 bytes of stream (100,000 views of one storage: 115 MB).
+    let groups: Vec<&[u32]> = order
+        .chunk_by(|a, b| key(a).map(|k| k.0) == key(b).map(|k| k.0))
+        .filter(|g| g.len() >= 2)
+        .collect();
+    let sharing: u64 = groups.iter().map(|g| g.len() as u64).sum();
+    let names_bytes: u64 = out.iter().map(|t| t.name.len() as u64).sum();
+    let allowance = SHARED_NAMES_SLACK.saturating_add(names_bytes) / sharing.max(1);
     let mut shares: Vec<(u32, Vec<String>)> = Vec::new();
-    for group in order.chunk_by(|a, b| key(a).map(|k| k.0) == key(b).map(|k| k.0)) {
-        if group.len() < 2 {
-            continue;
-        }
+    for group in groups {
         let mut names: Vec<&str> = group.iter().filter_map(|k| key(k).map(|k| k.1)).collect();
         names.dedup();
         for k in group {
             let Some((_, own)) = key(k) else { continue };
-            let others: Vec<String> = names.iter().filter(|n| **n != own).take(MAX_SHARED_NAMES).map(|n| n.to_string()).collect();
+            let mut others: Vec<String> = Vec::new();
+            let mut spent = 0u64;
+            for n in names.iter().filter(|n| **n != own).take(MAX_SHARED_NAMES) {
+                let cost = (n.len() + std::mem::size_of::<String>()) as u64;
+                if spent.saturating_add(cost) > allowance {
+                    if others.is_empty() {
+                        // one at least, so that the tensor is seen to share
+                        others.push(crate::error::clip_to(n, SHARED_NAME_CLIP).into_owned());
+                    }
+                    break;
+                }
+                spent += cost;
+                others.push(n.to_string());
+            }
             shares.push((*k, others));
         }
     }
