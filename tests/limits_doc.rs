@@ -32,6 +32,11 @@ const ALSO_LIMITS: &[&str] = &[
     "MEMORY_PER_BYTE",
     "MEMORY_SLACK",
     "COLLECT_FLOOR",
+    "NAMES_SLACK",
+    "REPEAT_NAMES_SLACK",
+    "REPEAT_NAME_STREAM_BYTES",
+    "SHARED_NAMES_SLACK",
+    "SHARED_NAME_CLIP",
 ];
 
 fn is_limit(name: &str) -> bool {

@@ -164,6 +164,39 @@ fn stored_zip(members: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
+fn x(s: &[u8]) -> Vec<u8> {
+    [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s].concat()
+}
+
+/// A torch `data.pkl`: `{key: {key: … [tensors] …}}` (`levels` dicts under one memoized
+/// key of `keylen` bytes), the list holding `n` + 1 views of storage "0" (each a rebuild
+/// from memoized parts, 16 bytes) or, not `distinct`, one tensor and `n` memo GETs of it.
+fn views_pickle(n: usize, distinct: bool, keylen: usize, levels: usize) -> Vec<u8> {
+    let mut p = b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x01(".to_vec();
+    p.extend(x(b"storage"));
+    p.extend(b"ctorch\nFloatStorage\n");
+    p.extend(x(b"0"));
+    p.extend(x(b"cpu"));
+    p.extend(b"K\x04tQq\x02K\x04\x85q\x03K\x01\x85q\x04ccollections\nOrderedDict\n)Rq\x05}");
+    p.extend(x(&vec![b'k'; keylen]));
+    p.extend(b"q\x00");
+    for _ in 1..levels {
+        p.extend(b"}h\x00");
+    }
+    p.extend(b"](h\x01(h\x02K\x00h\x03h\x04\x89h\x05tRq\x06");
+    let unit: &[u8] = if distinct { b"h\x01(h\x02K\x00h\x03h\x04\x89h\x05tR" } else { b"h\x06" };
+    p.extend(unit.repeat(n));
+    p.extend(b"e");
+    p.extend(b"s".repeat(levels));
+    p.extend(b".");
+    p
+}
+
+/// A torch zip of `pkl` with its one storage (4 F32).
+fn torch_zip(pkl: &[u8]) -> Vec<u8> {
+    stored_zip(&[("archive/data.pkl", pkl), ("archive/data/0", &[0u8; 16]), ("archive/version", b"3\n")])
+}
+
 /// An io::Write that counts.
 struct Counter(u64);
 
@@ -355,6 +388,38 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     assert!(past.len() == 2 && past.iter().all(|m| m.contains("60,000 more")), "{past:?}");
     drop(i);
     run(case("torch zip, a state dict of 191,072 tensors", "model.pt", p, &[LimitExceeded]));
+    // Issue 24: one tensor object is listed under every key that holds it (as torch.load
+    // gives each), 2 bytes of memo GET a name; names past REPEAT_NAMES_SLACK + 1 per 16
+    // bytes are counted (unbounded: 145 MB for this 400 KB file, 265 MB for the CLI)
+    let pkl = views_pickle(200_000, false, 1, 4);
+    let p = torch_zip(&pkl);
+    let i = inspect(p.clone(), "model.pt");
+    use tensorpeek::formats::pickle::eval::{REPEAT_NAMES_SLACK, REPEAT_NAME_STREAM_BYTES};
+    let listed = 1 + REPEAT_NAMES_SLACK + pkl.len() as u64 / REPEAT_NAME_STREAM_BYTES;
+    assert_eq!(i.parsed.tensors().len() as u64, listed);
+    let said: Vec<&str> = i.findings().filter(|f| f.code == LimitExceeded).map(|f| f.message.as_str()).collect();
+    assert!(said.len() == 1 && said[0].contains(&tensorpeek::fmt::thousands(200_001 - listed)), "{said:?}");
+    drop(i);
+    run(case("torch zip, one tensor under 200,000 keys", "model.pt", p, &[LimitExceeded]));
+    // ... and under a 1 KiB key path: NAMES_SLACK + 1 per byte bounds the names' bytes
+    // (unbounded: 1.9 GB for this 200 KB file)
+    run(case("torch zip, one tensor under 100,000 keys, 1 KiB paths", "model.pt", torch_zip(&views_pickle(100_000, false, 250, 4)), &[LimitExceeded]));
+    // 30,000 views of one storage (16 bytes each) under a 250-byte key: each listed 16
+    // names of 250 bytes (165 MB, 309 MB for the CLI); now the lists share
+    // SHARED_NAMES_SLACK + the names' bytes, at least one name each
+    let p = torch_zip(&views_pickle(30_000, true, 250, 1));
+    let i = inspect(p.clone(), "model.pt");
+    let t = i.parsed.torch().unwrap();
+    assert_eq!(t.inspection.tensors.len(), 30_001);
+    let names: u64 = t.inspection.tensors.iter().map(|t| t.name.len() as u64).sum();
+    let shared: u64 = t.inspection.tensors.iter().flat_map(|t| &t.shares_storage_with).map(|n| n.len() as u64 + 24).sum();
+    assert!(t.inspection.tensors.iter().all(|t| !t.shares_storage_with.is_empty()));
+    assert!(shared <= tensorpeek::formats::torch::SHARED_NAMES_SLACK + names, "{shared} bytes of shared names");
+    drop(i);
+    run(case("torch zip, 30,000 views under a 250-byte key", "model.pt", p, &[]));
+    // ... under a 1 KiB path (572 MB, 1.08 GB for the CLI)
+    run(case("torch zip, 30,000 views, 1 KiB paths", "model.pt", torch_zip(&views_pickle(30_000, true, 250, 4)), &[LimitExceeded]));
+    run(case("torch zip, 100,000 views, 1 KiB paths", "model.pt", torch_zip(&views_pickle(100_000, true, 250, 4)), &[LimitExceeded]));
     // Pickle-based files (read whole: the pickle is the header). The shapes of stream that
     // make one value, one import, one memo entry or one finding per few bytes.
     let p = repeated(b"\x80\x02(", b"K\x01", 2_000_000, b"l.");

@@ -738,11 +738,12 @@ fn cli_convert_writes_what_safetensors_writes_for_every_safe_fixture() {
         assert_eq!(u64::from_le_bytes(bytes[..8].try_into().unwrap()), n as u64);
         // each tensor's bytes are torch's
         let header: J = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+        let written = st["tensors"].as_array().unwrap();
         for t in exp[&name]["tensors"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|t| t["contiguous"] == true)
+            .filter(|t| written.contains(&t["name"]))
         {
             let offs = &header[t["name"].as_str().unwrap()]["data_offsets"];
             let (s, e) = (
@@ -756,13 +757,14 @@ fn cli_convert_writes_what_safetensors_writes_for_every_safe_fixture() {
                 t["name"]
             );
         }
-        // a view left out is said, and the exit status says the output lacks it
-        let views = exp[&name]["tensors"]
+        // a tensor left out (a view, a dtype safetensors lacks) is said, and the exit
+        // status says the output lacks it
+        let left_out = exp[&name]["tensors"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t["contiguous"] == false);
-        assert_eq!(r.status.code(), Some(if views { 1 } else { 0 }), "{name}");
+            .any(|t| !written.contains(&t["name"]));
+        assert_eq!(r.status.code(), Some(if left_out { 1 } else { 0 }), "{name}");
     }
 }
 
@@ -799,4 +801,50 @@ fn cli_convert_refuses_dangerous_and_broken_files_and_writes_nothing() {
         .output()
         .unwrap();
     assert_eq!(r.status.code(), Some(1));
+}
+
+/// Issue 24: a complex128 tensor is C128 in the CLI's report, and the converter leaves it
+/// out, saying why (safetensors has no complex128), writes the rest and exits 1.
+#[test]
+fn cli_names_complex128_c128_and_convert_leaves_it_out() {
+    for name in ["complex128.pt", "complex128_legacy.pt"] {
+        let out = bin().args(["inspect", "--json"]).arg(dir().join(name)).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: a warning");
+        let v: J = serde_json::from_slice(&out.stdout).unwrap();
+        let z = v["files"][0]["tensors"].as_array().unwrap().iter().find(|t| t["name"] == "z").unwrap().clone();
+        assert_eq!(z["dtype"], "C128", "{name}: {z}");
+        let out = tmp(&format!("{}.safetensors", stem(name)));
+        let r = bin().arg("convert").arg(dir().join(name)).arg("-o").arg(&out).output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
+        assert_eq!(r.status.code(), Some(1), "{name}: the output lacks z\n{said}");
+        assert!(said.contains("C128") && said.contains("safetensors has no complex128"), "{name}:\n{said}");
+        let bytes = std::fs::read(&out).unwrap();
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header: J = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+        assert!(header.get("z").is_none() && header["z64"]["dtype"] == "C64", "{name}: {header}");
+    }
+}
+
+/// Issue 24: a tensor under two keys (the second a memo GET of the first) is in the CLI's
+/// table and the JSON report under both keys, at the same bytes.
+#[test]
+fn cli_lists_a_tensor_under_both_keys() {
+    for name in ["same_tensor_twice.pt", "same_tensor_twice_legacy.pt"] {
+        let out = bin().arg("inspect").arg(dir().join(name)).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row = |key: &str| text.lines().find(|l| l.split_whitespace().next() == Some(key)).unwrap_or_else(|| panic!("{name}: no row {key}:\n{text}")).to_string();
+        let (a, again) = (row("a"), row("a_again"));
+        assert!(a.contains("F32") && again.contains("F32"), "{name}:\n{text}");
+        let out = bin().args(["inspect", "--json"]).arg(dir().join(name)).output().unwrap();
+        let v: J = serde_json::from_slice(&out.stdout).unwrap();
+        let ts = v["files"][0]["tensors"].as_array().unwrap();
+        let names: Vec<&str> = ts.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a", "a_again", "b"], "{name}");
+        for k in ["dtype", "shape", "start", "end", "storage", "storage_offset", "stride"] {
+            assert_eq!(ts[0][k], ts[1][k], "{name}: {k}");
+        }
+        assert_eq!(ts[0]["shares_storage_with"], serde_json::json!(["a_again"]), "{name}");
+        assert_eq!(ts[1]["shares_storage_with"], serde_json::json!(["a"]), "{name}");
+    }
 }

@@ -46,7 +46,10 @@ mod pickles;
 mod ranges;
 mod zipped;
 
-pub use inventory::{is_contiguous, row_major_strides, storage_users, MAX_SHARED_NAMES};
+pub use inventory::{
+    is_contiguous, row_major_strides, storage_users, MAX_SHARED_NAMES, SHARED_NAMES_SLACK,
+    SHARED_NAME_CLIP,
+};
 pub use legacy::{LEGACY_COUNT_LEN, LEGACY_MAGIC, LEGACY_PREFIX};
 pub use numpy::MAX_NPZ_MEMBERS;
 pub use pickles::PICKLE_CHUNK;

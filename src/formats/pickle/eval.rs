@@ -36,6 +36,7 @@ pub use value::{
 };
 pub use walk::{
     walk, walk_collecting_at_every_opcode, NamedTensor, Walk, MAX_NAME_BYTES, MAX_PATH_DEPTH,
+    NAMES_SLACK, REPEAT_NAMES_SLACK, REPEAT_NAME_STREAM_BYTES,
 };
 
 #[cfg(test)]

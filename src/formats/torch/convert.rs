@@ -98,7 +98,7 @@ pub fn plan(i: &Inspection) -> Result<Plan, Finding> {
         let why = if !t.contiguous {
             Some("not contiguous (a strided view): write a contiguous copy first".to_string())
         } else if !t.dtype_known {
-            Some(format!("dtype {} has no safetensors name", t.dtype))
+            Some(super::inventory::no_safetensors_dtype(&t.dtype))
         } else {
             None
         };

@@ -12,6 +12,14 @@ use std::collections::HashMap;
 /// share a storage two or three at a time; n views of one storage listing all the others
 /// were n² names (a 1 MB pickle of 45,000 views: two billion).
 pub const MAX_SHARED_NAMES: usize = 16;
+/// Bytes of the names all `shares_storage_with` lists hold (each name + its 24-byte
+/// `String`): this + the bytes of every tensor's name, shared evenly by the tensors that
+/// share a storage; a tensor whose share cannot afford a name lists one, clipped to
+/// [`SHARED_NAME_CLIP`] bytes. Tied pairs list each other whole; a storage with a
+/// hundred thousand views lists fewer names for each (the rest counted where shown).
+pub const SHARED_NAMES_SLACK: u64 = 4 << 20;
+/// See [`SHARED_NAMES_SLACK`].
+pub const SHARED_NAME_CLIP: usize = 64;
 
 /// Where a storage's bytes are.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,7 +48,9 @@ pub(super) fn string_list(w: &Walk) -> Vec<String> {
 }
 
 /// (torch storage class, safetensors name or torch's name, known to safetensors, bytes
-/// per element), from torch's `_dtype_to_storage_type_map` and element sizes.
+/// per element), from torch's `_dtype_to_storage_type_map` and element sizes. complex128
+/// is `C128`, in the style of the others (`C64` for complex64), though safetensors has no
+/// such dtype (`dtype_known: false`, not converted).
 const STORAGE_TYPES: [(&str, &str, bool, u64); 17] = [
     ("DoubleStorage", "F64", true, 8),
     ("FloatStorage", "F32", true, 4),
@@ -52,7 +62,7 @@ const STORAGE_TYPES: [(&str, &str, bool, u64); 17] = [
     ("ByteStorage", "U8", true, 1),
     ("BoolStorage", "BOOL", true, 1),
     ("BFloat16Storage", "BF16", true, 2),
-    ("ComplexDoubleStorage", "complex128", false, 16),
+    ("ComplexDoubleStorage", "C128", false, 16),
     ("ComplexFloatStorage", "C64", true, 8),
     ("QInt8Storage", "qint8", false, 1),
     ("QInt32Storage", "qint32", false, 4),
@@ -78,7 +88,7 @@ const TORCH_DTYPES: [(&str, &str, bool, u64); 24] = [
     ("uint64", "U64", true, 8),
     ("bool", "BOOL", true, 1),
     ("complex64", "C64", true, 8),
-    ("complex128", "complex128", false, 16),
+    ("complex128", "C128", false, 16),
     ("complex32", "complex32", false, 4),
     ("float8_e4m3fn", "F8_E4M3", true, 1),
     ("float8_e5m2", "F8_E5M2", true, 1),
@@ -89,6 +99,15 @@ const TORCH_DTYPES: [(&str, &str, bool, u64); 24] = [
     ("bits8", "bits8", false, 1),
     ("bits16", "bits16", false, 2),
 ];
+
+/// Why a tensor of `dtype` (a name with `dtype_known: false`) has no safetensors dtype:
+/// the words of its `UnsupportedDtype` warning and of a conversion leaving it out.
+pub(super) fn no_safetensors_dtype(dtype: &str) -> String {
+    match dtype {
+        "C128" => "dtype C128 (torch.complex128): safetensors has no complex128 dtype (its C64 is complex64)".to_string(),
+        d => format!("dtype {d} has no safetensors name"),
+    }
+}
 
 fn storage_class(type_name: &str) -> Option<&'static (&'static str, &'static str, bool, u64)> {
     let cls = type_name.rsplit('.').next().unwrap_or(type_name);
@@ -203,7 +222,7 @@ pub(super) fn inventory(
                 &mut findings,
                 Finding::warning(
                     Code::UnsupportedDtype,
-                    format!("dtype {dtype} has no safetensors name"),
+                    no_safetensors_dtype(&dtype),
                 )
                 .at(t.offset)
                 .tensor(name.clone()),
@@ -319,16 +338,36 @@ pub(super) fn inventory(
     let mut order: Vec<u32> = (0..u32::try_from(out.len()).unwrap_or(u32::MAX)).collect();
     let key = |k: &u32| out.get(*k as usize).map(|t| (t.storage.as_str(), t.name.as_str()));
     order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    // The names listed are bounded in bytes too (SHARED_NAMES_SLACK + the bytes of every
+    // name, shared evenly by the tensors that share): 16 copies of each name were 0.6 KiB a
+    // tensor for 16 bytes of stream (100,000 views of one storage: 115 MB).
+    let groups: Vec<&[u32]> = order
+        .chunk_by(|a, b| key(a).map(|k| k.0) == key(b).map(|k| k.0))
+        .filter(|g| g.len() >= 2)
+        .collect();
+    let sharing: u64 = groups.iter().map(|g| g.len() as u64).sum();
+    let names_bytes: u64 = out.iter().map(|t| t.name.len() as u64).sum();
+    let allowance = SHARED_NAMES_SLACK.saturating_add(names_bytes) / sharing.max(1);
     let mut shares: Vec<(u32, Vec<String>)> = Vec::new();
-    for group in order.chunk_by(|a, b| key(a).map(|k| k.0) == key(b).map(|k| k.0)) {
-        if group.len() < 2 {
-            continue;
-        }
+    for group in groups {
         let mut names: Vec<&str> = group.iter().filter_map(|k| key(k).map(|k| k.1)).collect();
         names.dedup();
         for k in group {
             let Some((_, own)) = key(k) else { continue };
-            let others: Vec<String> = names.iter().filter(|n| **n != own).take(MAX_SHARED_NAMES).map(|n| n.to_string()).collect();
+            let mut others: Vec<String> = Vec::new();
+            let mut spent = 0u64;
+            for n in names.iter().filter(|n| **n != own).take(MAX_SHARED_NAMES) {
+                let cost = (n.len() + std::mem::size_of::<String>()) as u64;
+                if spent.saturating_add(cost) > allowance {
+                    if others.is_empty() {
+                        // one at least, so that the tensor is seen to share
+                        others.push(crate::error::clip_to(n, SHARED_NAME_CLIP).into_owned());
+                    }
+                    break;
+                }
+                spent += cost;
+                others.push(n.to_string());
+            }
             shares.push((*k, others));
         }
     }

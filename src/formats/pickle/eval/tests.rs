@@ -319,3 +319,54 @@ fn repeated(head: &[u8], unit: &[u8], n: usize, tail: &[u8]) -> Vec<u8> {
     p.extend_from_slice(tail);
     p
 }
+
+/// `{"a": T, "a_again": T, "b": [T, U]}` as torch pickles one tensor object under several
+/// keys: the second and third a memo GET of the first (issue 24). Each key is listed, as
+/// `torch.load` gives each; a repeat past the walk's allowance is counted, not listed.
+#[test]
+fn a_tensor_under_several_keys_is_named_by_each() {
+    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+    let rebuild = |key: &str| {
+        let mut r = b"ctorch._utils\n_rebuild_tensor_v2\n((".to_vec();
+        r.extend(x("storage"));
+        r.extend(b"ctorch\nFloatStorage\n");
+        r.extend(x(key));
+        r.extend(x("cpu"));
+        r.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+        r
+    };
+    let mut d = b"\x80\x02}(".to_vec();
+    d.extend(x("a"));
+    d.extend(rebuild("0"));
+    d.extend(b"q\x07");
+    d.extend(x("a_again"));
+    d.extend(b"h\x07");
+    d.extend(x("b"));
+    d.extend(b"](h\x07");
+    d.extend(rebuild("1"));
+    d.extend(b"eu.");
+    let ctx = Context { torch: true, ..Context::default() };
+    let w = walk(&d, &ctx);
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    assert_eq!(w.tensors.len(), 2);
+    let (named, findings) = w.named_tensors();
+    let got: Vec<(&str, u32)> = named.iter().map(|n| (n.name.as_str(), n.tensor)).collect();
+    assert_eq!(got, [("a", 0), ("a_again", 0), ("b.0", 0), ("b.1", 1)]);
+    assert!(findings.is_empty(), "{findings:?}");
+    // a list of 2 × the allowance GETs of one tensor: the allowance is listed
+    let n = 2 * (REPEAT_NAMES_SLACK as usize + 4096);
+    let mut d = b"\x80\x02](".to_vec();
+    d.extend(rebuild("0"));
+    d.extend(b"q\x07");
+    d.extend(b"h\x07".repeat(n));
+    d.extend(b"e.");
+    let w = walk(&d, &ctx);
+    let (named, findings) = w.named_tensors();
+    let allowed = REPEAT_NAMES_SLACK + d.len() as u64 / REPEAT_NAME_STREAM_BYTES;
+    assert_eq!(named.len() as u64, 1 + allowed);
+    assert_eq!(named.last().map(|t| t.name.clone()), Some(allowed.to_string()));
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::LimitExceeded);
+    let past = crate::fmt::thousands(n as u64 - allowed);
+    assert!(findings[0].message.starts_with(&format!("{past} more tensor names")), "{}", findings[0].message);
+}

@@ -5,6 +5,7 @@
 use super::machine::{Chunked, Context, End, Machine, Sink};
 use super::value::{GlobalRef, Instance, MoreGlobals, Obj, StorageRef, TensorRef, Value};
 use crate::error::{cap_findings, Code, Finding};
+use crate::formats::MAX_TENSORS;
 
 /// Deepest container nesting followed when naming tensors by key path.
 pub const MAX_PATH_DEPTH: usize = 256;
@@ -12,6 +13,18 @@ pub const MAX_PATH_DEPTH: usize = 256;
 /// keys past this length are `…`. Real names are under 300 bytes; unbounded, one 1 MiB
 /// key memoized and used at 256 levels made every tensor's name 256 MiB.
 pub const MAX_NAME_BYTES: usize = 1024;
+/// Bytes of tensor names a walk lists in all: this + 1 per byte of the stream. A state
+/// dict's names are its keys, which are in the stream; but a name is its whole key path,
+/// and many tensors under one long path (or one tensor listed under many keys, 2 bytes of
+/// memo GET each) were ~1 KiB of name per few bytes of stream.
+pub const NAMES_SLACK: u64 = 8 << 20;
+/// Names a walk gives tensors already named (one tensor object under several keys): at
+/// most this many + 1 per [`REPEAT_NAME_STREAM_BYTES`] bytes of the stream. Each is an
+/// inventory entry (~0.5 KiB with its copies), and a repeat costs the stream 2 bytes (a
+/// memo GET); a new tensor costs ~16 bytes at the least, so a repeat is charged that.
+pub const REPEAT_NAMES_SLACK: u64 = 4096;
+/// See [`REPEAT_NAMES_SLACK`].
+pub const REPEAT_NAME_STREAM_BYTES: u64 = 16;
 
 /// Everything a walk learned.
 #[derive(Debug)]
@@ -36,6 +49,8 @@ pub struct Walk {
     pub arena: Chunked<Obj>,
     /// The tensors named, once [`Walk::settle`] has named them and let the values go.
     pub settled: Option<(Vec<NamedTensor>, Vec<Finding>)>,
+    /// Bytes of the stream walked (from its first byte).
+    pub len: u64,
 }
 
 /// Walks one pickle stream starting at `data[0]`.
@@ -83,6 +98,7 @@ fn walk_with(data: &[u8], ctx: &Context, collect_always: bool) -> Walk {
         root,
         arena,
         settled: None,
+        len: data.len() as u64,
     }
 }
 
@@ -107,57 +123,78 @@ impl Walk {
 
     /// Every tensor reachable from the root, named by its key path: dict keys and list /
     /// tuple indices joined with `.`; an object's BUILD state and appended items count as
-    /// its children. A tensor reached twice (the same object) is listed once, under its
-    /// first path. The root itself is named `""`. (A settled walk's, as named then.)
+    /// its children. A tensor reached by several paths (one tensor object under several
+    /// keys: torch pickles the second as a memo GET of the first) is named by each, as
+    /// `torch.load` gives each key. The root itself is named `""`. (A settled walk's, as
+    /// named then.) At most [`MAX_TENSORS`] names, of at most [`NAMES_SLACK`] + 1 byte per
+    /// byte of the stream in all; past either, the rest are counted in one finding.
     pub fn named_tensors(&self) -> (Vec<NamedTensor>, Vec<Finding>) {
         if let Some(s) = &self.settled {
             return s.clone();
         }
-        let mut out = Vec::new();
+        let mut n = Naming {
+            on_path: vec![false; self.arena.len()],
+            path: Vec::new(),
+            out: Vec::new(),
+            bytes_left: NAMES_SLACK.saturating_add(self.len),
+            named: vec![false; self.tensors.len()],
+            repeats_left: REPEAT_NAMES_SLACK.saturating_add(self.len / REPEAT_NAME_STREAM_BYTES),
+            past: 0,
+            too_deep: false,
+        };
+        self.visit(&self.root, &mut n);
         let mut findings = Vec::new();
-        let mut seen_tensor = vec![false; self.tensors.len()];
-        let mut on_path = vec![false; self.arena.len()];
-        let mut path: Vec<String> = Vec::new();
-        self.visit(
-            &self.root,
-            &mut path,
-            &mut on_path,
-            &mut seen_tensor,
-            &mut out,
-            &mut findings,
-        );
-        (out, findings)
+        if n.too_deep {
+            findings.push(Finding::warning(
+                Code::PickleLimit,
+                format!("containers nested deeper than {MAX_PATH_DEPTH}: tensors below are not listed"),
+            ));
+        }
+        if n.past > 0 {
+            findings.push(Finding::warning(
+                Code::LimitExceeded,
+                format!(
+                    "{} more tensor names (key paths) are not listed: at most {} names, of at most {} bytes in all ({} MiB + 1 per byte of the pickle), {} of them for tensors named already ({} + 1 per {} bytes)",
+                    crate::fmt::thousands(n.past),
+                    crate::fmt::thousands(MAX_TENSORS),
+                    crate::fmt::thousands(NAMES_SLACK.saturating_add(self.len)),
+                    NAMES_SLACK >> 20,
+                    crate::fmt::thousands(REPEAT_NAMES_SLACK.saturating_add(self.len / REPEAT_NAME_STREAM_BYTES)),
+                    crate::fmt::thousands(REPEAT_NAMES_SLACK),
+                    REPEAT_NAME_STREAM_BYTES
+                ),
+            ));
+        }
+        (n.out, findings)
     }
 
-    fn visit(
-        &self,
-        v: &Value,
-        path: &mut Vec<String>,
-        on_path: &mut Vec<bool>,
-        seen: &mut Vec<bool>,
-        out: &mut Vec<NamedTensor>,
-        findings: &mut Vec<Finding>,
-    ) {
+    fn visit(&self, v: &Value, n: &mut Naming) {
         if !matches!(v, Value::Obj(_) | Value::Tensor(_)) {
             return;
         }
-        if path.len() >= MAX_PATH_DEPTH {
-            if findings.is_empty() {
-                findings.push(Finding::warning(
-                    Code::PickleLimit,
-                    format!("containers nested deeper than {MAX_PATH_DEPTH}: tensors below are not listed"),
-                ));
-            }
+        if n.path.len() >= MAX_PATH_DEPTH {
+            n.too_deep = true;
             return;
         }
         if let Value::Tensor(t) = v {
-            if let Some(s) = seen.get_mut(*t as usize) {
-                if !*s {
-                    *s = true;
-                    out.push(NamedTensor {
-                        name: path.join("."),
+            if let Some(named) = n.named.get_mut(*t as usize) {
+                let len: usize = n.path.iter().map(|p| p.len()).sum::<usize>() + n.path.len().saturating_sub(1);
+                let again = *named;
+                if (n.out.len() as u64) < MAX_TENSORS
+                    && len as u64 <= n.bytes_left
+                    && (!again || n.repeats_left > 0)
+                {
+                    n.bytes_left -= len as u64;
+                    if again {
+                        n.repeats_left -= 1;
+                    }
+                    *named = true;
+                    n.out.push(NamedTensor {
+                        name: n.path.join("."),
                         tensor: *t,
                     });
+                } else {
+                    n.past += 1;
                 }
             }
             return;
@@ -167,33 +204,27 @@ impl Walk {
         let Some(obj) = self.arena.get(id) else {
             return;
         };
-        if on_path.get(id).copied().unwrap_or(true) {
+        if n.on_path.get(id).copied().unwrap_or(true) {
             return; // a cycle, or a container already walked by another path
         }
-        if let Some(f) = on_path.get_mut(id) {
+        if let Some(f) = n.on_path.get_mut(id) {
             *f = true;
         }
-        let child = |key: String,
-                     val: &Value,
-                     path: &mut Vec<String>,
-                     on_path: &mut Vec<bool>,
-                     seen: &mut Vec<bool>,
-                     out: &mut Vec<NamedTensor>,
-                     findings: &mut Vec<Finding>| {
-            let used: usize = path.iter().map(|p| p.len() + 1).sum();
-            path.push(if used.saturating_add(key.len()) > MAX_NAME_BYTES { "…".to_string() } else { key });
-            self.visit(val, path, on_path, seen, out, findings);
-            path.pop();
+        let child = |key: String, val: &Value, n: &mut Naming| {
+            let used: usize = n.path.iter().map(|p| p.len() + 1).sum();
+            n.path.push(if used.saturating_add(key.len()) > MAX_NAME_BYTES { "…".to_string() } else { key });
+            self.visit(val, n);
+            n.path.pop();
         };
         match obj {
             Obj::Dict(d) => {
                 for (k, val) in d {
-                    child(key_text(k), val, path, on_path, seen, out, findings);
+                    child(key_text(k), val, n);
                 }
             }
             Obj::List(items) | Obj::Tuple(items) | Obj::Set(items) => {
                 for (i, val) in items.iter().enumerate() {
-                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                    child(i.to_string(), val, n);
                 }
             }
             Obj::Instance(inst) => {
@@ -209,16 +240,16 @@ impl Walk {
                         Value::Obj(sid)
                             if matches!(self.arena.get(*sid as usize), Some(Obj::Dict(_))) =>
                         {
-                            self.visit(s, path, on_path, seen, out, findings);
+                            self.visit(s, n);
                         }
-                        other => child("state".into(), other, path, on_path, seen, out, findings),
+                        other => child("state".into(), other, n),
                     }
                 }
                 for (i, val) in items.iter().enumerate() {
-                    child(i.to_string(), val, path, on_path, seen, out, findings);
+                    child(i.to_string(), val, n);
                 }
                 for (k, val) in entries {
-                    child(key_text(k), val, path, on_path, seen, out, findings);
+                    child(key_text(k), val, n);
                 }
             }
             Obj::Free => {}
@@ -228,6 +259,23 @@ impl Walk {
         // the next twice cost 2^n (a 366-byte pickle never finished: found by fuzzing,
         // tests/fuzz_regressions.rs)
     }
+}
+
+/// What naming carries down the value tree.
+struct Naming {
+    /// Containers on the path or walked already.
+    on_path: Vec<bool>,
+    path: Vec<String>,
+    out: Vec<NamedTensor>,
+    /// Bytes of names still allowed.
+    bytes_left: u64,
+    /// Tensors named already, by index.
+    named: Vec<bool>,
+    /// Names still allowed for tensors named already.
+    repeats_left: u64,
+    /// Names not listed (past [`MAX_TENSORS`] or the bytes allowed).
+    past: u64,
+    too_deep: bool,
 }
 
 fn key_text(k: &Value) -> String {
