@@ -201,10 +201,7 @@ pub fn audit_view(p: &AuditViewProps) -> Html {
             </div>
         },
         AuditRun::Running { pairs_done, pairs, done, total, current, started, now } => {
-            let pct = if *total == 0 { 0.0 } else { *done as f64 / *total as f64 * 100.0 };
-            let secs = ((now - started) / 1000.0).max(0.0);
-            let rate = if secs > 0.0 { *done as f64 / secs } else { 0.0 };
-            let eta = if rate > 0.0 { total.saturating_sub(*done) as f64 / rate } else { f64::NAN };
+            let super::components::Progress { pct, rate, eta } = super::components::Progress::of(*done, *total, *started, *now, 0.0);
             html! {
                 <div class="values-progress" data-testid="audit-progress" role="status">
                     <div class="progress" role="progressbar" aria-label="Auditing" aria-valuemin="0" aria-valuemax="100" aria-valuenow={format!("{pct:.0}")}>

@@ -355,3 +355,21 @@ pub fn export_button(p: &ExportProps) -> Html {
         </>
     }
 }
+
+/// A read's progress as the progress bars show it: percent done, bytes per second and the
+/// seconds left (NaN until a rate is known). `empty_pct` is the percent an empty read shows.
+pub struct Progress {
+    pub pct: f64,
+    pub rate: f64,
+    pub eta: f64,
+}
+
+impl Progress {
+    pub fn of(done: u64, total: u64, started: f64, now: f64, empty_pct: f64) -> Progress {
+        let pct = if total == 0 { empty_pct } else { done as f64 / total as f64 * 100.0 };
+        let secs = ((now - started) / 1000.0).max(0.0);
+        let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+        let eta = if rate > 0.0 { total.saturating_sub(done) as f64 / rate } else { f64::NAN };
+        Progress { pct, rate, eta }
+    }
+}
