@@ -300,3 +300,22 @@ fn pattern_and_active_parameters() {
     }
     assert_eq!(from_gguf("llama", "BF16").active_params(std::iter::empty()), None);
 }
+
+/// The checkpoint's side counts the same routed experts as the GGUF's: per-expert 2-D
+/// tensors (qwen3moe, deepseek3), fused 3-D ones (gpt-oss `experts.gate_up_proj`), Granite's
+/// `block_sparse_moe.input_linear`; shared experts are not routed. So the parameters a
+/// token does not use are the same number on both sides.
+#[test]
+fn checkpoint_names_count_the_same_routed_experts() {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid"] {
+        let g = parse_gguf(family, "BF16");
+        let d = from_gguf(family, "BF16");
+        let (ga, gt) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))).unwrap();
+        let bytes = std::fs::read(dir().join(format!("hf/{family}/model.safetensors"))).unwrap();
+        let Step::Done(h) = tensorpeek::formats::safetensors::parse(&bytes, bytes.len() as u64) else { panic!("{family}") };
+        let names: Vec<(String, u64)> = h.tensors.iter().map(|t| (t.name.clone(), t.params.unwrap_or(0))).collect();
+        let (ha, ht) = from_config(family).active_params(names.iter().map(|(n, p)| (n.as_str(), *p))).unwrap();
+        assert!(ha < ht, "{family}: nothing counted as routed on the checkpoint's side");
+        assert_eq!(ht - ha, gt - ga, "{family}: inactive parameters, checkpoint vs GGUF");
+    }
+}

@@ -49,7 +49,7 @@ fn a_server_ignoring_range_is_stopped_with_a_message() {
     let text = e.to_string();
     assert!(text.contains("ignores Range requests"), "{text}");
     assert!(text.contains("6,425,529,048 bytes"), "{text}");
-    assert!(text.contains("download it and drop it"), "{text}");
+    assert!(text.contains("download it and open the downloaded file"), "{text}");
     // A small one (or an unknown length) may be read, up to MAX_UNASKED_BYTES.
     assert_eq!(judge_range_answer("h", 200, "OK", None, Some("900"), ASK), Ok(RangeAnswer::Whole { len: Some(900) }));
     assert_eq!(judge_range_answer("h", 200, "OK", None, None, ASK), Ok(RangeAnswer::Whole { len: None }));

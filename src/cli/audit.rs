@@ -11,14 +11,13 @@
 //! audit); 2 for usage errors.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use super::inspect::{collect, open};
+use super::inputs::{is_address, open_file, open_inputs, Inputs, Remote, Src};
 use crate::fmt::{human_bytes, rate, short, signed, thousands};
 use crate::model::audit::reconcile::Balance;
 use crate::model::audit::{plan, Audit, PairReport, Verdict};
 use crate::report::{FileReport, ModelSection, Report};
 use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
-use crate::source::file::FileSource;
-use crate::source::set::{open_set, OpenedSet, SetInput, SetOptions};
+use crate::source::set::{open_set, OpenedSet, SetOptions};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -28,31 +27,25 @@ use std::time::Instant;
 /// Rows of the "largest differences" list.
 pub const LARGEST_DIFFERENCES: usize = 10;
 
-/// The files of one side: the paths given (a folder's files), plus the `config.json` beside
-/// a safetensors file named on its own (the audit needs the config for the Q/K head counts
-/// and the generated tensors).
-fn side_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
-    let mut files = collect(paths)?;
-    let is = |p: &PathBuf, name: &str| p.file_name().is_some_and(|n| n == name);
-    let has_config = files.iter().any(|(p, _)| is(p, "config.json"));
-    let first_st = files.iter().find(|(p, _)| p.extension().is_some_and(|x| x == "safetensors")).map(|(p, _)| p.clone());
+/// One side: what was given (a folder's files, URLs, a Hub repository), plus the
+/// `config.json` beside a safetensors file named on its own, local or by URL (the audit
+/// needs the config for the Q/K head counts and the generated tensors).
+fn open_side(args: &[String], remote: &Remote) -> Result<(Inputs, OpenedSet), String> {
+    let mut inputs = open_inputs(args, remote, true)?;
+    let has_config = inputs.files.iter().any(|f| f.name == "config.json");
+    let first_st = args.iter().filter(|a| !is_address(a)).map(PathBuf::from).find(|p| p.extension().is_some_and(|x| x == "safetensors"));
     if let (false, Some(st)) = (has_config, first_st) {
         let sibling = st.with_file_name("config.json");
         if sibling.is_file() {
-            files.push((sibling, false));
+            inputs.files.push(open_file(&sibling, false)?);
         }
     }
-    Ok(files)
-}
-
-fn open_side(paths: &[PathBuf]) -> Result<(Vec<SetInput<FileSource>>, OpenedSet), String> {
-    let inputs = side_files(paths)?.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()?;
-    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    let set = pollster::block_on(open_set(&inputs.files, SetOptions { classify_by_content: true }, |_, _| {}));
     Ok((inputs, set))
 }
 
-pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: bool) -> ExitCode {
-    let opened = open_side(source).and_then(|s| open_side(against).map(|t| (s, t)));
+pub fn run(source: &[String], against: &[String], json: bool, first_mismatch: bool, remote: &Remote) -> ExitCode {
+    let opened = open_side(source, remote).and_then(|s| open_side(against, remote).map(|t| (s, t)));
     let ((s_inputs, s_set), (t_inputs, t_set)) = match opened {
         Ok(x) => x,
         Err(e) => {
@@ -69,8 +62,8 @@ pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: 
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let s_src: Vec<&FileSource> = s_idx.iter().filter_map(|&i| s_inputs.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&FileSource> = t_idx.iter().filter_map(|&i| t_inputs.get(i).map(|x| &x.src)).collect();
+    let s_src: Vec<&Src> = s_idx.iter().filter_map(|&i| s_inputs.files.get(i).map(|x| &x.src)).collect();
+    let t_src: Vec<&Src> = t_idx.iter().filter_map(|&i| t_inputs.files.get(i).map(|x| &x.src)).collect();
 
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
@@ -99,6 +92,8 @@ pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: 
     if show_progress {
         eprintln!();
     }
+    s_inputs.report_fetched();
+    t_inputs.report_fetched();
     if json {
         let mut files: Vec<FileReport> = s_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())).collect();
         files.extend(t_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())));
@@ -127,8 +122,8 @@ fn peak_rss() -> Option<u64> {
 /// The hidden `bench-audit`: the same audit, then its throughput (source bytes per second)
 /// and the process's peak memory (scripts/bench_audit.sh runs it over the sparse
 /// Llama-3.2-3B-shaped pair).
-pub fn bench(source: &[PathBuf], against: &[PathBuf]) -> ExitCode {
-    let opened = open_side(source).and_then(|s| open_side(against).map(|t| (s, t)));
+pub fn bench(source: &[String], against: &[String], remote: &Remote) -> ExitCode {
+    let opened = open_side(source, remote).and_then(|s| open_side(against, remote).map(|t| (s, t)));
     let ((s_inputs, s_set), (t_inputs, t_set)) = match opened {
         Ok(x) => x,
         Err(e) => {
@@ -145,8 +140,8 @@ pub fn bench(source: &[PathBuf], against: &[PathBuf]) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let s_src: Vec<&FileSource> = s_idx.iter().filter_map(|&i| s_inputs.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&FileSource> = t_idx.iter().filter_map(|&i| t_inputs.get(i).map(|x| &x.src)).collect();
+    let s_src: Vec<&Src> = s_idx.iter().filter_map(|&i| s_inputs.files.get(i).map(|x| &x.src)).collect();
+    let t_src: Vec<&Src> = t_idx.iter().filter_map(|&i| t_inputs.files.get(i).map(|x| &x.src)).collect();
     let started = Instant::now();
     let mut target_bytes = 0;
     let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, AuditOptions::default(), |p| {

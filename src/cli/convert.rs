@@ -10,34 +10,33 @@
 //! given twice is refused.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use super::file_name;
+use super::inputs::{open_inputs, Remote, Src};
 use crate::fmt::{human_bytes, thousands};
 use crate::formats::torch::{convert, Inspection as TorchInspection};
 use crate::formats::Inspection;
-use crate::source::{self, file::FileSource};
+use crate::source::set::{role_of, Role};
+use crate::source::{self, ByteSource, SCAN_CHUNK_BYTES};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
+pub fn run(args: &[String], out: &Path, remote: &Remote) -> ExitCode {
     let started = Instant::now();
-    let mut files: Vec<(PathBuf, Inspection)> = Vec::new();
-    for path in inputs {
-        let src = match FileSource::open(path) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("tensorpeek: cannot open {}: {e}", path.display());
-                return ExitCode::from(EXIT_USAGE);
-            }
-        };
-        let name = file_name(path);
-        files.push((
-            path.clone(),
-            pollster::block_on(source::inspect(&src, &name)),
-        ));
+    let opened = match open_inputs(args, remote, false) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut files: Vec<(&Src, Inspection)> = Vec::new();
+    // a folder's other files (README, JSON) are not inputs to convert
+    let model_files = opened.files.iter().filter(|f| !matches!(f.src, Src::Memory(_)) && (f.explain || role_of(&f.name) == Role::ModelFile));
+    for input in model_files {
+        files.push((&input.src, pollster::block_on(source::inspect(&input.src, &input.name))));
     }
     // every input must be a pickle-based file that may be converted
     let mut refused = false;
@@ -109,6 +108,7 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     let secs = started.elapsed().as_secs_f64();
+    opened.report_fetched();
     println!(
         "{} — {} tensors, {} bytes ({}) written in {secs:.2} s ({:.2} GB/s)",
         out.display(),
@@ -131,40 +131,33 @@ pub fn run(inputs: &[PathBuf], out: &Path) -> ExitCode {
     }
 }
 
-/// Writes the header, then each piece copied from its input.
-fn write(
-    plan: &convert::Plan,
-    files: &[(PathBuf, Inspection)],
-    origin: &HashMap<String, usize>,
-    to: &Path,
-) -> Result<(), String> {
+/// Writes the header, then each piece copied from its input: a local file by the kernel
+/// (`std::io::copy` between files), a URL in range requests of [`SCAN_CHUNK_BYTES`].
+fn write(plan: &convert::Plan, files: &[(&Src, Inspection)], origin: &HashMap<String, usize>, to: &Path) -> Result<(), String> {
     let mut out = File::create(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
-    out.write_all(&plan.header)
-        .map_err(|e| format!("writing {}: {e}", to.display()))?;
-    let mut open: HashMap<usize, File> = HashMap::new();
+    out.write_all(&plan.header).map_err(|e| format!("writing {}: {e}", to.display()))?;
+    let mut buf = Vec::new();
     for piece in &plan.pieces {
-        let k = *origin
-            .get(&piece.name)
-            .ok_or_else(|| format!("tensor {:?} has no input", piece.name))?;
-        let (path, _) = files.get(k).ok_or("an input vanished")?;
-        let input = match open.get_mut(&k) {
-            Some(f) => f,
-            None => {
-                let f =
-                    File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-                open.entry(k).or_insert(f)
+        let k = *origin.get(&piece.name).ok_or_else(|| format!("tensor {:?} has no input", piece.name))?;
+        let (src, inspection) = files.get(k).ok_or("an input vanished")?;
+        let name = &inspection.name;
+        let copied = match src {
+            Src::File(f) => f.copy_to(piece.src_start, piece.len, &mut out).map_err(|e| format!("copying {} from {name}: {e}", piece.name))?,
+            _ => {
+                let mut done = 0u64;
+                while done < piece.len {
+                    let n = (piece.len - done).min(SCAN_CHUNK_BYTES);
+                    let at = piece.src_start.saturating_add(done);
+                    pollster::block_on(src.read_into(at, n, &mut buf)).map_err(|e| format!("reading {} from {name}: {e}", piece.name))?;
+                    out.write_all(&buf).map_err(|e| format!("writing {}: {e}", to.display()))?;
+                    done = done.saturating_add(n);
+                }
+                done
             }
         };
-        input
-            .seek(SeekFrom::Start(piece.src_start))
-            .map_err(|e| format!("seek in {}: {e}", path.display()))?;
-        // `&File` readers: std copies file to file in the kernel (copy_file_range)
-        let copied = std::io::copy(&mut (&*input).take(piece.len), &mut out)
-            .map_err(|e| format!("copying {} from {}: {e}", piece.name, path.display()))?;
         if copied != piece.len {
             return Err(format!(
-                "{} ends before tensor {} does (byte {} of {}): did the file change?",
-                path.display(),
+                "{name} ends before tensor {} does (byte {} of {}): did the file change?",
                 piece.name,
                 piece.src_start.saturating_add(copied),
                 piece.src_start.saturating_add(piece.len)

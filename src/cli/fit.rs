@@ -5,14 +5,13 @@
 //! those of the command they run.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use super::inspect::{collect, open};
+use super::inputs::{open_inputs, Remote};
 use crate::fmt::{human_bytes, thousands};
 use crate::model::description::Description;
 use crate::model::memory::{self, fit, Backend, CacheType, Device, FlashAttn, Override, Plan, Settings};
 use crate::report::{FileReport, MemorySection, Report};
 use crate::source::set::{open_set, SetOptions};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// llama.cpp's short spellings, rewritten to the long ones before parsing (clap takes only
@@ -59,9 +58,9 @@ pub fn rewrite_args(args: Vec<String>) -> Vec<String> {
 /// The flags, as clap parsed them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FitArgs {
-    /// The GGUF file (all parts of a split model).
+    /// The GGUF file (all parts of a split model): paths, URLs or hf://ORG/REPO[/FILE].
     #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    pub files: Vec<String>,
     /// `-c`: context length (0 = the model's training context).
     #[arg(long = "ctx-size", default_value_t = 0)]
     pub ctx_size: u64,
@@ -214,7 +213,7 @@ pub fn settings(a: &FitArgs) -> Result<Settings, String> {
     })
 }
 
-pub fn run(a: &FitArgs) -> ExitCode {
+pub fn run(a: &FitArgs, remote: &Remote) -> ExitCode {
     let s = match settings(a) {
         Ok(s) => s,
         Err(e) => {
@@ -222,14 +221,15 @@ pub fn run(a: &FitArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let inputs = match collect(&a.files).and_then(|c| c.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()) {
+    let opened = match open_inputs(&a.files, remote, false) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("tensorpeek: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    let set = pollster::block_on(open_set(&opened.files, SetOptions { classify_by_content: true }, |_, _| {}));
+    opened.report_fetched();
     let ggufs: Vec<&crate::formats::gguf::GgufFile> = set
         .inspections()
         .filter_map(|i| match &i.parsed {

@@ -1,49 +1,26 @@
-//! `tensorpeek inspect FILE|DIR… [--json]`: every file through the set driver
+//! `tensorpeek inspect FILE|DIR|URL|hf://…… [--json]`: every file through the set driver
 //! ([`crate::source::set::open_set`], the page's loop too), then tables or the report.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use super::file_name;
+use super::inputs::{open_inputs, Remote};
 use super::print::{print_file, print_model, print_split};
 use crate::fmt::thousands;
 use crate::report::{FileReport, ModelSection, Report};
-use crate::source::file::FileSource;
-use crate::source::set::{open_set, SetInput, SetOptions};
+use crate::source::set::{open_set, SetOptions};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The files to open: each path named, and the files of each folder named (one level,
-/// sorted by name). Files named explicitly are inspected even when they are not model
-/// files (to say why); a folder's other files are classified and skipped.
-pub(super) fn collect(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, String> {
-    let mut out = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let mut files: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
-            files.sort();
-            out.extend(files.into_iter().map(|f| (f, false)));
-        } else {
-            out.push((path.clone(), true));
-        }
-    }
-    Ok(out)
-}
-
-pub(super) fn open(path: &Path, explain: bool) -> Result<SetInput<FileSource>, String> {
-    let src = FileSource::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    Ok(SetInput { name: file_name(path), src, explain })
-}
-
-pub fn run(paths: &[PathBuf], json: bool) -> ExitCode {
-    let inputs = match collect(paths).and_then(|c| c.iter().map(|(p, e)| open(p, *e)).collect::<Result<Vec<_>, _>>()) {
+pub fn run(args: &[String], json: bool, remote: &Remote) -> ExitCode {
+    let opened = match open_inputs(args, remote, false) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("tensorpeek: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let set = pollster::block_on(open_set(&inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    let inputs = &opened.files;
+    let set = pollster::block_on(open_set(inputs, SetOptions { classify_by_content: true }, |_, _| {}));
+    opened.report_fetched();
     let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
     report.model = match (&set.checkpoint, set.splits.first()) {
         (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),

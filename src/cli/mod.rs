@@ -11,6 +11,7 @@ mod bench;
 mod convert;
 pub mod exit;
 mod fit;
+mod inputs;
 mod inspect;
 mod print;
 mod sha256;
@@ -26,6 +27,11 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The Hub that hf://ORG/REPO addresses are read from (a mirror; default the public
+    /// Hub). HF_TOKEN in the environment is sent to it, and only to it, for gated or
+    /// private repositories.
+    #[arg(long, global = true, default_value = crate::source::remote::DEFAULT_HUB)]
+    hub: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -33,17 +39,20 @@ enum Command {
     /// List every tensor, the metadata and the findings of each file (only headers are read).
     Inspect {
         /// Files to inspect, or folders holding a checkpoint (shards, index, config.json,
-        /// tokenizer files).
+        /// tokenizer files); or URLs (http://, https://: a file, or a
+        /// model.safetensors.index.json with its shards and config.json) and Hub
+        /// repositories (hf://ORG/REPO[@REV][/PATH]).
         #[arg(required = true)]
-        files: Vec<PathBuf>,
+        files: Vec<String>,
         /// Print the JSON report (docs/report.md) instead of tables.
         #[arg(long)]
         json: bool,
     },
     /// Read one tensor's bytes and print its value statistics, histogram and preview.
     Stats {
-        /// The model file.
-        file: PathBuf,
+        /// The model file (a path, a URL, or hf://ORG/REPO[@REV][/PATH]; a checkpoint's
+        /// shards are searched for the tensor).
+        file: String,
         /// The tensor's name, as listed by `inspect`.
         #[arg(long)]
         tensor: String,
@@ -55,13 +64,14 @@ enum Command {
     /// safetensors → GGUF, by name for two files of one format), undo the converter's
     /// transformations and compare the values, tensor by tensor.
     Audit {
-        /// The source: a checkpoint folder, its shards (+ config.json), or one file.
+        /// The source: a checkpoint folder, its shards (+ config.json), or one file; or their
+        /// URLs, an index URL, or hf://ORG/REPO.
         #[arg(required = true)]
-        source: Vec<PathBuf>,
+        source: Vec<String>,
         /// The target: a GGUF, all parts of a split GGUF, or safetensors / GGUF of the
         /// source's format (pairing by name).
         #[arg(long, required = true, num_args = 1..)]
-        against: Vec<PathBuf>,
+        against: Vec<String>,
         /// Print the JSON report with its `audit` object (docs/report.md).
         #[arg(long)]
         json: bool,
@@ -73,22 +83,24 @@ enum Command {
     #[command(hide = true)]
     BenchAudit {
         #[arg(required = true)]
-        source: Vec<PathBuf>,
+        source: Vec<String>,
         #[arg(long, required = true, num_args = 1..)]
-        against: Vec<PathBuf>,
+        against: Vec<String>,
     },
     /// The SHA-256 of whole files, as `sha256sum` prints it (`HEX  PATH`): compare a
     /// download with its published hash.
     Sha256 {
+        /// Files (a folder: each of its files), URLs or hf://ORG/REPO[@REV][/PATH].
         #[arg(required = true)]
-        files: Vec<PathBuf>,
+        files: Vec<String>,
     },
     /// Convert PyTorch / pickle / numpy files to one safetensors file, without loading them
     /// (never a file judged dangerous or unreadable; tensor bytes copied as stored).
     Convert {
-        /// The input files (several: their tensors go into one output).
+        /// The input files (several: their tensors go into one output); paths, URLs or
+        /// hf://ORG/REPO[@REV][/PATH].
         #[arg(required = true)]
-        files: Vec<PathBuf>,
+        files: Vec<String>,
         /// The safetensors file to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -128,14 +140,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_SOUND });
         }
     };
+    let remote = inputs::Remote { hub: cli.hub };
     match cli.command {
-        Command::Inspect { files, json } => inspect::run(&files, json),
-        Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
-        Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
-        Command::BenchAudit { source, against } => audit::bench(&source, &against),
-        Command::Sha256 { files } => sha256::run(&files),
-        Command::Convert { files, output } => convert::run(&files, &output),
-        Command::Fit(a) => fit::run(&a),
+        Command::Inspect { files, json } => inspect::run(&files, json, &remote),
+        Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json, &remote),
+        Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch, &remote),
+        Command::BenchAudit { source, against } => audit::bench(&source, &against, &remote),
+        Command::Sha256 { files } => sha256::run(&files, &remote),
+        Command::Convert { files, output } => convert::run(&files, &output, &remote),
+        Command::Fit(a) => fit::run(&a, &remote),
         Command::BenchValues { elements, dtype, gguf, sha } => bench::bench(elements, &dtype, gguf, &sha),
     }
 }

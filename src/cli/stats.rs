@@ -1,16 +1,16 @@
-//! `tensorpeek stats FILE --tensor NAME [--json]`: one tensor's values.
+//! `tensorpeek stats FILE|URL|hf://… --tensor NAME [--json]`: one tensor's values.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use crate::error::{Code, Severity};
 use crate::fmt::{human_bytes, shape, thousands};
 use crate::report::{FileReport, Report};
 use crate::source::scan::scan_strided;
-use crate::source::{self, file::FileSource, scan_tensor, SCAN_CHUNK_BYTES};
+use super::inputs::{open_inputs, Remote, Src};
+use crate::source::{self, scan_tensor, SCAN_CHUNK_BYTES};
 use crate::values::StridedView;
 use crate::stats::Stats;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -19,23 +19,35 @@ pub const TEXT_HISTOGRAM_ROWS: usize = 16;
 /// Width of the longest bar of the text histogram, in characters.
 pub const TEXT_HISTOGRAM_WIDTH: usize = 50;
 
-pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
-    let src = match FileSource::open(path) {
-        Ok(s) => s,
+pub fn stats(arg: &str, tensor: &str, json: bool, remote: &Remote) -> ExitCode {
+    let opened = match open_inputs(&[arg.to_string()], remote, false) {
+        Ok(x) => x,
         Err(e) => {
-            eprintln!("tensorpeek: cannot open {}: {e}", path.display());
+            eprintln!("tensorpeek: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let name = path
-        .file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let mut inspection = pollster::block_on(source::inspect(&src, &name));
-    let Some(idx) = inspection.tensors().iter().position(|t| t.name == tensor) else {
-        eprintln!(
-            "tensorpeek: {name} has no tensor named {tensor:?} ({} tensors; `tensorpeek inspect` lists them)",
-            inspection.tensors().len()
-        );
+    // The model file that holds the tensor (a repository or an index brings several).
+    let mut found = None;
+    let mut listed = Vec::new();
+    for input in opened.files.iter().filter(|f| !matches!(f.src, Src::Memory(_))) {
+        let inspection = pollster::block_on(source::inspect(&input.src, &input.name));
+        match inspection.tensors().iter().position(|t| t.name == tensor) {
+            Some(idx) => {
+                found = Some((&input.src, inspection, idx));
+                break;
+            }
+            None => {
+                // A file that could not be read says why.
+                for e in inspection.errors() {
+                    eprintln!("tensorpeek: {}: {e}", input.name);
+                }
+                listed.push(format!("{} ({} tensors)", input.name, inspection.tensors().len()))
+            }
+        }
+    }
+    let Some((src, mut inspection, idx)) = found else {
+        eprintln!("tensorpeek: no tensor named {tensor:?} in {} (`tensorpeek inspect` lists them)", listed.join(", "));
         return ExitCode::from(EXIT_USAGE);
     };
     let Some(entry) = inspection.tensors().get(idx).cloned() else {
@@ -53,12 +65,12 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
     let mut last = Instant::now();
     let mut bytes_read = entry.bytes.unwrap_or(0);
     let result = if let Some(view) = &strided {
-        pollster::block_on(scan_strided(&src, &entry, view, true, |_, _| true)).map(|(s, n)| {
+        pollster::block_on(scan_strided(src, &entry, view, true, |_, _| true)).map(|(s, n)| {
             bytes_read = n;
             s
         })
     } else {
-        pollster::block_on(scan_tensor(&src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
+        pollster::block_on(scan_tensor(src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
         if show_progress && (last.elapsed().as_millis() >= 200 || done == total) {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -77,6 +89,7 @@ pub fn stats(path: &Path, tensor: &str, json: bool) -> ExitCode {
         eprintln!();
     }
     let elapsed = started.elapsed().as_secs_f64();
+    opened.report_fetched();
     let mut stats = BTreeMap::new();
     let mut scan_failed = false;
     match result {

@@ -206,9 +206,12 @@ impl Description {
             .collect()
     }
 
-    /// Parameters a token uses, of `total`: every routed expert tensor (`…_exps` / `…_chexps`,
-    /// or unmerged `blk.N.ffn_*.E.…`) counts `used / experts` of its elements; `None` for a
-    /// dense model. `tensors` are (name, element count) pairs.
+    /// Parameters a token uses, of `total`: every routed expert tensor counts `used /
+    /// experts` of its elements; `None` for a dense model. `tensors` are (name, element
+    /// count) pairs, named as in a GGUF (`…_exps` / `…_chexps`, or unmerged
+    /// `blk.N.ffn_*.E.…`) or as in a checkpoint (`….experts.…`, per expert or fused as
+    /// gpt-oss has them — not `shared_experts` —, Granite's `block_sparse_moe.input_linear` /
+    /// `output_linear`).
     pub fn active_params<'a>(&self, tensors: impl Iterator<Item = (&'a str, u64)>) -> Option<(u64, u64)> {
         let (experts, used) = self.experts()?;
         if experts == 0 {
@@ -218,7 +221,10 @@ impl Description {
         for (name, n) in tensors {
             total = total.saturating_add(n);
             let unmerged = name.split('.').nth(3).is_some_and(|p| p.parse::<u64>().is_ok()) && name.contains(".ffn_");
-            if name.contains("_exps.") || name.contains("_chexps.") || unmerged {
+            let hf = name.split('.').any(|p| p == "experts")
+                || name.contains("block_sparse_moe.input_linear.")
+                || name.contains("block_sparse_moe.output_linear.");
+            if name.contains("_exps.") || name.contains("_chexps.") || unmerged || hf {
                 routed = routed.saturating_add(n);
             }
         }

@@ -23,6 +23,17 @@ impl FileSource {
     }
 }
 
+impl FileSource {
+    /// Copies `len` bytes at `start` into `out` (between two files the kernel copies:
+    /// `copy_file_range`); returns how many were copied (fewer when the file is shorter).
+    pub fn copy_to(&self, start: u64, len: u64, out: &mut File) -> std::io::Result<u64> {
+        let file = self.file.lock().map_err(|_| std::io::Error::other("the file handle is poisoned"))?;
+        let mut f: &File = &file;
+        f.seek(SeekFrom::Start(start))?;
+        std::io::copy(&mut f.take(len), out)
+    }
+}
+
 impl ByteSource for FileSource {
     fn len(&self) -> u64 {
         self.len

@@ -19,8 +19,11 @@ pub mod file;
 pub mod http;
 pub mod hash;
 pub mod inspect;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod net;
 pub mod ranges;
 pub mod remote;
+pub mod resolve;
 pub mod scan;
 pub mod set;
 

@@ -67,6 +67,12 @@ pub enum RemoteError {
     NoAnswer { host: String, detail: String },
     /// An HTTP error status.
     Status { host: String, status: u16, text: String },
+    /// The CLI could not connect (no CORS natively: the host is unreachable or the
+    /// address wrong).
+    Unreachable { host: String, detail: String },
+    /// 401/403 to the CLI, which sends `HF_TOKEN` to the Hub when it is set (`token`:
+    /// whether one was sent).
+    Denied { host: String, status: u16, text: String, token: bool },
     /// 200 with the whole body to a range request, and the body is longer than
     /// [`MAX_UNASKED_BYTES`] (or its length unknown): the transfer was stopped.
     NoRangeSupport { host: String, len: Option<u64>, received: u64 },
@@ -108,12 +114,25 @@ impl fmt::Display for RemoteError {
                 };
                 write!(f, "{host} answered {status} {text}: {hint}")
             }
+            RemoteError::Unreachable { host, detail } => {
+                write!(f, "{host} could not be reached ({detail}): check the address and the network")
+            }
+            RemoteError::Denied { host, status, text, token: true } => write!(
+                f,
+                "{host} answered {status} {text}: the token in HF_TOKEN has no access to this file (a gated repository \
+                 must be accepted on its page first, with the account the token belongs to)"
+            ),
+            RemoteError::Denied { host, status, text, token: false } => write!(
+                f,
+                "{host} answered {status} {text}: the file is private or gated; for a Hub repository, set HF_TOKEN to \
+                 an access token of an account that may read it"
+            ),
             RemoteError::NoRangeSupport { host, len, received } => write!(
                 f,
                 "{host} ignores Range requests: it answered 200 with the whole file{} instead of 206 Partial Content with \
                  the bytes asked for. The transfer was stopped after {} bytes, so nothing more is downloaded. Serve the \
                  file from a server that supports HTTP range requests (most static hosts and object stores do), or \
-                 download it and drop it on the page.",
+                 download it and open the downloaded file.",
                 len.map(|l| format!(" ({} bytes)", thousands(l))).unwrap_or_default(),
                 thousands(*received)
             ),

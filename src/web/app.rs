@@ -191,7 +191,7 @@ pub fn app() -> Html {
         use_effect_with((), move |_| {
             let mut given: Vec<Given> = address.urls.iter().map(|u| Given::Url(u.clone())).collect();
             match address.hf.as_deref().map(HubRepo::parse) {
-                Some(Ok(r)) => given.push(Given::Hub(r)),
+                Some(Ok(r)) => given.push(Given::Hub { repo: r, file: None }),
                 Some(Err(e)) => d.dispatch(Action::Failed { id: None, name: "hf=".to_string(), message: e }),
                 None => {}
             }

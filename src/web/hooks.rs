@@ -48,14 +48,7 @@ impl OpenRequest {
     }
 }
 
-/// A file given by URL.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RemoteFile {
-    pub name: String,
-    pub url: String,
-    /// The URL that reopens it in a link (its own, or the index it came with).
-    pub link: String,
-}
+pub use crate::source::resolve::RemoteFile;
 
 /// Whether files given together form a checkpoint (a Model tab beside the files' tabs): a
 /// folder, any `.json` file, or two or more shards named `…-0000k-of-0000n.safetensors`

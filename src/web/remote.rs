@@ -11,14 +11,12 @@
 //!   and handed to the open job as companions; the model files are read header-only by
 //!   the parse worker.
 
-use super::hooks::{OpenRequest, RemoteFile};
+use super::hooks::OpenRequest;
 use super::state::HubChoices;
 use crate::model::files::MAX_COMPANION_BYTES;
 use crate::source::http::{get_small, FetchCount, HttpSource};
-use crate::source::remote::{
-    display_name, file_name_of, index_shards, is_http_url, is_index_url, parse_listing, plan_repo, sibling_url, HubRepo, RepoPlan, DEFAULT_HUB,
-    MAX_LISTING_BYTES,
-};
+use crate::source::remote::{is_http_url, DEFAULT_HUB, MAX_LISTING_BYTES};
+use crate::source::resolve::Fetch;
 use crate::source::ByteSource;
 use std::rc::Rc;
 
@@ -249,30 +247,7 @@ pub fn set_fragment(fragment: &str) {
     }
 }
 
-/// Something given to open.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Given {
-    Url(String),
-    Hub(HubRepo),
-}
-
-/// Reads the URL field: URLs and Hub ids separated by white space.
-pub fn parse_field(text: &str) -> Result<Vec<Given>, String> {
-    let mut out = Vec::new();
-    for token in text.split_whitespace() {
-        if is_http_url(token) {
-            out.push(Given::Url(token.to_string()));
-        } else if token.contains("://") {
-            return Err(format!("{token} is not an http: or https: URL"));
-        } else {
-            out.push(Given::Hub(HubRepo::parse(token)?));
-        }
-    }
-    if out.is_empty() {
-        return Err("type a URL (https://…/model.safetensors, a .gguf, a model.safetensors.index.json) or a Hub repository (ORG/REPO)".into());
-    }
-    Ok(out)
-}
+pub use crate::source::resolve::{parse_field, Given};
 
 /// What [`resolve`] found.
 #[derive(Default)]
@@ -285,126 +260,33 @@ pub struct Resolved {
     pub choices: Option<HubChoices>,
 }
 
-/// Turns what was given into the files to open (see the module's note). `hub` is the
-/// Hub's base URL.
+/// The browser's `fetch` for [`crate::source::resolve`].
+struct PageFetch;
+
+impl Fetch for PageFetch {
+    /// A JSON companion behind a URL, read whole (≤ [`MAX_COMPANION_BYTES`]).
+    async fn read_json(&self, url: &str) -> Result<Vec<u8>, String> {
+        let src = HttpSource::open(url, Rc::new(FetchCount::default())).await.map_err(|e| e.to_string())?;
+        if src.len() > MAX_COMPANION_BYTES {
+            return Err(format!("it is larger than the {MAX_COMPANION_BYTES} bytes read for a JSON file"));
+        }
+        src.read_at(0, src.len()).await.map_err(|e| e.to_string())
+    }
+
+    async fn listing(&self, url: &str) -> Result<Vec<u8>, String> {
+        get_small(url, MAX_LISTING_BYTES, &FetchCount::default()).await.map_err(|e| e.to_string())
+    }
+}
+
+/// Turns what was given into the files to open ([`crate::source::resolve::resolve`]).
+/// `hub` is the Hub's base URL.
 pub async fn resolve(given: Vec<Given>, hub: &str) -> Resolved {
-    let mut out = Resolved::default();
-    for g in given {
-        match g {
-            Given::Url(url) if is_index_url(&url) => {
-                let config = sibling_url(&url, "config.json");
-                expand_index(&url, config.as_deref(), &mut out).await;
-                if out.request.title.is_none() {
-                    out.request.title = Some(file_name_of(&url));
-                }
-            }
-            Given::Url(url) => {
-                let name = display_name(&url, None);
-                out.request.urls.push(RemoteFile { name, url: url.clone(), link: url });
-            }
-            Given::Hub(repo) => hub_repo(&repo, hub, &mut out).await,
-        }
-    }
-    out
-}
-
-/// A JSON companion behind a URL, read whole (≤ [`MAX_COMPANION_BYTES`]).
-async fn read_json(url: &str) -> Result<Vec<u8>, String> {
-    let src = HttpSource::open(url, Rc::new(FetchCount::default())).await.map_err(|e| e.to_string())?;
-    if src.len() > MAX_COMPANION_BYTES {
-        return Err(format!("it is larger than the {MAX_COMPANION_BYTES} bytes read for a JSON file"));
-    }
-    src.read_at(0, src.len()).await.map_err(|e| e.to_string())
-}
-
-/// An index: read it, open the shards it names (beside it) and read `config` (when given).
-async fn expand_index(url: &str, config: Option<&str>, out: &mut Resolved) {
-    let name = file_name_of(url);
-    let bytes = match read_json(url).await {
-        Ok(b) => b,
-        Err(e) => return out.failed.push((name, e)),
-    };
-    match index_shards(&name, &bytes) {
-        Ok(shards) => {
-            for shard in shards {
-                match sibling_url(url, &shard) {
-                    Some(u) => out.request.urls.push(RemoteFile { name: shard, url: u, link: url.to_string() }),
-                    None => out.failed.push((shard, format!("{name} names this shard outside its own folder; it is not fetched"))),
-                }
-            }
-        }
-        Err(e) => out.failed.push((name.clone(), e)),
-    }
-    out.request.companions.push((name.clone(), bytes));
-    if let Some(c) = config {
-        match read_json(c).await {
-            Ok(b) => out.request.companions.push(("config.json".to_string(), b)),
-            Err(e) => out.notes.push(format!("config.json beside {name} was not read, so the architecture is not checked: {e}")),
-        }
-    }
-}
-
-/// A Hub repository: list it, then open its checkpoint (or its only GGUF model, or offer
-/// its GGUF models to choose from).
-async fn hub_repo(repo: &HubRepo, hub: &str, out: &mut Resolved) {
-    let label = match &repo.revision {
-        Some(r) => format!("{}@{r}", repo.repo),
-        None => repo.repo.clone(),
-    };
-    let listing = match get_small(&repo.api_url(hub), MAX_LISTING_BYTES, &FetchCount::default()).await {
-        Ok(b) => b,
-        Err(e) => return out.failed.push((label, format!("listing the repository failed: {e}"))),
-    };
-    let files = match parse_listing(&listing) {
-        Ok(f) => f,
-        Err(e) => return out.failed.push((label, e)),
-    };
-    let url = |f: &str| repo.resolve_url(hub, f);
-    match plan_repo(&files) {
-        RepoPlan::Safetensors { index: Some(index), config, .. } => {
-            let config = config.map(|c| url(&c));
-            expand_index(&url(&index), config.as_deref(), out).await;
-            out.request.title = Some(label);
-        }
-        RepoPlan::Safetensors { index: None, shards, config } => {
-            for s in shards {
-                let u = url(&s);
-                out.request.urls.push(RemoteFile { name: display_name(&u, Some(&s)), url: u.clone(), link: u });
-            }
-            if let Some(c) = config {
-                match read_json(&url(&c)).await {
-                    Ok(b) => out.request.companions.push(("config.json".to_string(), b)),
-                    Err(e) => out.notes.push(format!("config.json of {label} was not read: {e}")),
-                }
-            }
-            out.request.title = Some(label);
-        }
-        RepoPlan::Gguf(choices) if choices.len() == 1 => {
-            for f in choices.into_iter().flat_map(|c| c.files) {
-                let u = url(&f);
-                out.request.urls.push(RemoteFile { name: display_name(&u, Some(&f)), url: u.clone(), link: u });
-            }
-        }
-        RepoPlan::Gguf(choices) => {
-            let choices = choices
-                .into_iter()
-                .map(|c| {
-                    let urls = c.files.iter().map(|f| url(f)).collect();
-                    (c, urls)
-                })
-                .collect();
-            out.choices = Some(HubChoices { repo: label, choices });
-        }
-        RepoPlan::Nothing => out.failed.push((label, "the repository has no .safetensors or .gguf files to read".to_string())),
-    }
+    let r = crate::source::resolve::resolve(given, hub, &PageFetch).await;
+    let request = OpenRequest { urls: r.urls, companions: r.companions, title: r.title, ..OpenRequest::default() };
+    Resolved { request, failed: r.failed, notes: r.notes, choices: r.choices }
 }
 
 /// The files of a chosen GGUF model, as an open request.
 pub fn chosen(urls: &[String], files: &[String]) -> OpenRequest {
-    let urls = urls
-        .iter()
-        .zip(files)
-        .map(|(u, f)| RemoteFile { name: display_name(u, Some(f)), url: u.clone(), link: u.clone() })
-        .collect();
-    OpenRequest { urls, ..OpenRequest::default() }
+    OpenRequest { urls: crate::source::resolve::chosen(urls, files), ..OpenRequest::default() }
 }

@@ -72,14 +72,7 @@ pub struct NewFile {
     pub link: Option<String>,
 }
 
-/// The GGUF models of a Hub repository, for the person to choose one.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HubChoices {
-    /// `ORG/REPO` (with `@REV`).
-    pub repo: String,
-    /// Each choice with the URLs of its files.
-    pub choices: Vec<(crate::source::remote::GgufChoice, Vec<String>)>,
-}
+pub use crate::source::resolve::HubChoices;
 
 impl FileEntry {
     pub fn inspection(&self) -> Option<&Inspection> {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { useBrowser, openPage, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { useBrowser, openPage, cliBinary, FIXTURES, OUT, ROOT } from './harness.mjs';
 import { fileServer } from './fileserver.mjs';
 
 const env = useBrowser();
@@ -20,18 +20,8 @@ const GEMMA = path.join(FIXTURES, 'families/gguf/gemma3-BF16.gguf');
 const SPLIT = [1, 2, 3].map((i) => path.join(FIXTURES, `audit/gguf/split/tied-BF16-0000${i}-of-00003.gguf`));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.gguf');
 
-/** The CLI: $TENSORPEEK, or a build in $CARGO_TARGET_DIR or target/ (release first), else
- * built here. */
-function cli() {
-  const dirs = [process.env.CARGO_TARGET_DIR, path.join(ROOT, 'target')].filter(Boolean);
-  const found = [process.env.TENSORPEEK, ...dirs.flatMap((d) => ['release', 'debug'].map((p) => path.join(d, p, 'tensorpeek')))]
-    .filter(Boolean).find((p) => fs.existsSync(p));
-  if (found) return found;
-  execFileSync('cargo', ['build', '--release', '--bin', 'tensorpeek'], { cwd: ROOT, stdio: 'inherit' });
-  return path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'release', 'tensorpeek');
-}
 let BIN;
-before(() => { BIN = cli(); });
+before(() => { BIN = cliBinary(); });
 
 /** `tensorpeek fit FILES ARGS --json --fit`'s memory section (exit 1 is a plan that does not
  * fit or is refused: still a plan). */

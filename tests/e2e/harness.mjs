@@ -5,6 +5,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -238,4 +239,15 @@ export function useBrowser() {
     assert.deepEqual(seen, [], 'Content-Security-Policy violations');
   });
   return env;
+}
+
+/** The CLI: $TENSORPEEK, or a build in $CARGO_TARGET_DIR or target/ (release first), else
+ * built here (the tests that compare the page with the CLI). */
+export function cliBinary() {
+  const dirs = [process.env.CARGO_TARGET_DIR, path.join(ROOT, 'target')].filter(Boolean);
+  const found = [process.env.TENSORPEEK, ...dirs.flatMap((d) => ['release', 'debug'].map((p) => path.join(d, p, 'tensorpeek')))]
+    .filter(Boolean).find((p) => fs.existsSync(p));
+  if (found) return found;
+  execFileSync('cargo', ['build', '--release', '--bin', 'tensorpeek'], { cwd: ROOT, stdio: 'inherit' });
+  return path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'release', 'tensorpeek');
 }

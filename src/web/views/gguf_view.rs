@@ -10,7 +10,9 @@ use super::format::{bytes_html, num_html, opt_num, params};
 use crate::web::sources::use_sources;
 use crate::web::state::Shared;
 use super::tokenizer_view::TokenizerCard;
+use super::arch_view::ArchCard;
 use super::fit_view::FitCard;
+use crate::model::description::Description;
 use crate::dtype::ggml::{GgmlType, GGML_TYPES};
 use crate::error::Code;
 use crate::fmt;
@@ -51,6 +53,13 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
     // The file as the "Will it run?" card takes a model (a split model's parts have theirs
     // on the merged view).
     let files = use_memo(p.insp.clone(), |i| Shared(Rc::new(vec![i.0.clone()])));
+    let arch = use_memo(p.insp.clone(), |i| {
+        gguf_of(i).and_then(|g| {
+            let d = Description::from_gguf(g)?;
+            let active = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0))));
+            Some((Rc::new(d), active))
+        })
+    });
     let Some(g) = gguf_of(&p.insp) else {
         return html! {};
     };
@@ -62,6 +71,9 @@ pub fn gguf_section(p: &GgufSectionProps) -> Html {
                 { model_card(g) }
                 <TokenizerCard tokenizer={g.tokenizer.clone()} testid="gguf-tokenizer" />
             </div>
+            if let Some((desc, active)) = &*arch {
+                <ArchCard desc={desc.clone()} active={*active} testid="gguf-arch" />
+            }
             if split_part {
                 <p class="dim" data-testid="fit-on-split">{ "Will it run? This file is one part of a split model: the merged view above plans for the whole model." }</p>
             } else {

@@ -4,11 +4,12 @@
 //!
 //! [`components`] and [`format`](mod@format) are what every view shares (verdict, findings, totals,
 //! layout bar, copy and export buttons; numbers as markup); the views: [`file_view`] (one
-//! file's tab), [`gguf_view`], [`fit_view`] ("Will it run?" on a GGUF model), [`torch_view`], [`tokenizer_view`], [`split_view`] (a split
+//! file's tab), [`gguf_view`], [`arch_view`] (the architecture card: the layers as a strip, experts, active parameters), [`fit_view`] ("Will it run?" on a GGUF model), [`torch_view`], [`tokenizer_view`], [`split_view`] (a split
 //! GGUF), [`model_view`] (a checkpoint's Model tab), [`table`] (the tensor table),
 //! [`values`] (the values panel), [`verify_view`] (Verify file), [`audit_view`] (the Audit
 //! tab), [`url_view`] (the URL field, the Hub chooser, Copy link).
 
+pub mod arch_view;
 pub mod audit_view;
 pub mod components;
 pub mod file_view;

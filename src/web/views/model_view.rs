@@ -7,6 +7,7 @@
 //! Everything from a file is rendered as text (Yew escapes it); chat templates are shown
 //! in a `<pre>` as text and never run.
 
+use super::arch_view::ArchCard;
 use super::components::{dl_item, equation, export_name, ExportButton, FindingList, LayoutBar, Term, TotalsCard, VerdictBanner};
 use super::file_view::TensorPanel;
 use super::format::{bytes_html, mono, num_html, opt_num};
@@ -20,6 +21,7 @@ use crate::formats::Verdict;
 use crate::report::safety_meaning;
 use crate::model::architecture::{Architecture, Family, InventoryCheck};
 use crate::model::checkpoint::CheckpointModel;
+use crate::model::description::Description;
 use crate::report::{FileReport, ModelSection, Report};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -50,6 +52,14 @@ pub fn model_view(p: &ModelViewProps) -> Html {
     let c = &p.checkpoint;
     let selected = use_state(|| None::<usize>);
     let close = p.on_close.reform(|_: MouseEvent| ());
+    // The description read from config.json, as the converter would see it.
+    let arch = use_memo(c.model.clone(), |m| {
+        let m = &m.as_ref()?.0.model;
+        let config = serde_json::Value::Object(m.architecture.as_ref()?.raw.clone());
+        let d = Description::from_config(&config)?;
+        let active = d.active_params(m.tensors.iter().map(|t| (t.tensor.name.as_str(), t.tensor.params.unwrap_or(0))));
+        Some((Rc::new(d), active))
+    });
     let Some(data) = &c.model else {
         return html! {
             <article class="file model reading" data-testid="model-view" data-state="reading" aria-busy="true">
@@ -111,6 +121,9 @@ pub fn model_view(p: &ModelViewProps) -> Html {
                 { reconciliation(m) }
             </div>
             { shards(m) }
+            if let Some((desc, active)) = &*arch {
+                <ArchCard desc={desc.clone()} active={*active} testid="model-arch" />
+            }
             <div class="grid">
                 if let Some(a) = &m.architecture { { architecture(a) } }
                 if let Some(a) = &m.inventory { { inventory(a) } }
