@@ -17,6 +17,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 
+mod families;
+
 /// Most decoder layers we generate an inventory for. The deepest public decoder stacks
 /// have about a hundred layers (Llama 3.1 405B: 126); a config claiming more is not
 /// believed. The inventory costs ~10 names per layer, so this bounds what a 150-byte
@@ -45,6 +47,17 @@ pub enum Family {
     Gemma3,
     /// phi3: fused qkv_proj and gate_up_proj.
     Phi3,
+    /// qwen3_moe: qwen3 attention, every layer a router and per-expert gate/up/down.
+    Qwen3Moe,
+    /// deepseek_v2 / deepseek_v3: MLA attention (q_a/q_b, kv_a/kv_b), leading dense
+    /// layers, then routed and shared experts (and V3's router score bias).
+    Deepseek2,
+    /// gpt_oss: biased attention with sinks, fused 3-D experts (gate_up interleaved).
+    GptOss,
+    /// granitemoehybrid: Mamba-2 and attention layers, fused 3-D experts, a shared MLP.
+    GraniteHybrid,
+    /// mamba2: Mamba-2 mixer layers only (`backbone.` names).
+    Mamba2,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -59,6 +72,11 @@ impl Family {
             "gemma2" => Family::Gemma2,
             "gemma3_text" => Family::Gemma3,
             "phi3" => Family::Phi3,
+            "qwen3_moe" => Family::Qwen3Moe,
+            "deepseek_v2" | "deepseek_v3" => Family::Deepseek2,
+            "gpt_oss" => Family::GptOss,
+            "granitemoehybrid" => Family::GraniteHybrid,
+            "mamba2" => Family::Mamba2,
             _ => Family::Unknown,
         }
     }
@@ -66,6 +84,12 @@ impl Family {
     /// `tie_word_embeddings` when the config omits it (each config class's default).
     fn default_tied(self) -> bool {
         matches!(self, Family::Gemma | Family::Gemma2 | Family::Gemma3)
+    }
+
+    /// Whether the family's inventory is one of the dense llama-like layouts (the rest:
+    /// [`families`]).
+    pub fn is_dense(self) -> bool {
+        matches!(self, Family::Llama | Family::Qwen2 | Family::Qwen3 | Family::Gemma | Family::Gemma2 | Family::Gemma3 | Family::Phi3)
     }
 }
 
@@ -113,7 +137,9 @@ impl Architecture {
         let dim = |key: &str, required: bool, findings: &mut Vec<Finding>| -> Option<u64> {
             match raw.get(key) {
                 None | Some(Value::Null) => {
-                    if required && known {
+                    // Mamba-2 has neither attention heads nor an MLP.
+                    let needed = !(family == Family::Mamba2 && matches!(key, "num_attention_heads" | "intermediate_size"));
+                    if required && known && needed {
                         findings.push(
                             Finding::warning(
                                 Code::InvalidConfig,
@@ -239,6 +265,9 @@ impl Architecture {
     pub fn expected_tensors(&self, prefix: &str) -> Option<Vec<Expected>> {
         if self.family == Family::Unknown {
             return None;
+        }
+        if !self.family.is_dense() {
+            return families::expected_tensors(self, prefix);
         }
         let hidden = self.hidden_size?;
         let inter = self.intermediate_size?;
