@@ -453,13 +453,16 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
     let mut findings = Vec::new();
     let by_name: HashMap<&str, &Present<'_>> = present.iter().map(|t| (t.name, t)).collect();
     // *ForCausalLM nests the decoder under "model."; a bare *Model has no prefix.
-    let prefix = if by_name.contains_key("model.embed_tokens.weight") || !by_name.contains_key("embed_tokens.weight") {
+    // Mamba-2 nests it under "backbone." and names the embedding "embeddings".
+    let prefix = if arch.family == Family::Mamba2 {
+        "backbone."
+    } else if by_name.contains_key("model.embed_tokens.weight") || !by_name.contains_key("embed_tokens.weight") {
         "model."
     } else {
         ""
     };
     a.prefix = prefix.to_string();
-    let embed_name = format!("{prefix}embed_tokens.weight");
+    let embed_name = if arch.family == Family::Mamba2 { "backbone.embeddings.weight".to_string() } else { format!("{prefix}embed_tokens.weight") };
     a.embedding_params = by_name.get(embed_name.as_str()).and_then(|t| t.params);
     a.embedding_share_percent = a.embedding_params.and_then(|e| {
         if a.total_params == 0 {
@@ -538,7 +541,16 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
             continue;
         }
         a.unexpected += 1;
-        let message = || if t.name.ends_with(".rotary_emb.inv_freq") {
+        let mtp_layer = arch.family == Family::Deepseek2
+            && crate::model::audit::roles::layer_of(t.name).zip(arch.layers).is_some_and(|((layer, _), n)| layer >= n);
+        let message = || if mtp_layer {
+            format!(
+                "{} in {} is in a layer past num_hidden_layers ({}): a multi-token-prediction (MTP) layer, which transformers does not load and llama.cpp's converter drops by design",
+                clip(t.name),
+                clip(t.file),
+                arch.layers.unwrap_or(0)
+            )
+        } else if t.name.ends_with(".rotary_emb.inv_freq") {
             format!(
                 "{} in {} is a rotary-embedding buffer that current loaders recompute and ignore",
                 clip(t.name),
