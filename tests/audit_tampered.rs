@@ -215,3 +215,58 @@ fn granite_shared_half_and_expert_half() {
     let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "model.layers.0.shared_mlp.input_linear.weight" && p["part"]["index"] == 1).unwrap();
     assert_eq!(p["first_mismatch"]["index"], 64 * 64 + 7);
 }
+
+/// `tensorpeek audit A --against B` on two safetensors models, the B side from
+/// tests/fixtures/families/make_tampered.py (the `safetensors` package's deserialize →
+/// one value negated → serialize).
+fn identity(source: &str, target: &str) -> (i32, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorpeek"))
+        .current_dir(root())
+        .args(["audit", source, "--against", target, "--json"])
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), serde_json::from_slice::<Value>(&out.stdout).unwrap()["audit"].clone())
+}
+
+fn not_ok(a: &Value) -> Vec<&Value> {
+    a["pairs"].as_array().unwrap().iter().filter(|p| p["verdict"] != "exact").collect()
+}
+
+#[test]
+fn a_changed_expert_between_two_checkpoints_is_named() {
+    let (status, a) = identity("hf/qwen3moe", "tampered/qwen3moe-expert5");
+    assert_eq!((status, a["mode"].as_str(), a["summary_line"].as_str()), (1, Some("identity"), Some("68/69 exact, 1 mismatch")));
+    let bad = not_ok(&a);
+    assert_eq!(bad.len(), 1);
+    assert_eq!((bad[0]["source"].as_str(), bad[0]["first_mismatch"]["index"].as_u64()), (Some("model.layers.1.mlp.experts.5.up_proj.weight"), Some(100)));
+
+    // A fused [4, 64, 64] expert tensor is compared expert by expert.
+    let (status, a) = identity("hf/granitehybrid", "tampered/granitehybrid-expert2");
+    assert_eq!((status, a["summary_line"].as_str()), (1, Some("81/82 exact, 1 mismatch")));
+    let bad = not_ok(&a);
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0]["source"], "model.layers.3.block_sparse_moe.input_linear.weight");
+    assert_eq!(bad[0]["part"], json!({"kind": "expert", "index": 2, "count": 4}));
+    assert_eq!(bad[0]["first_mismatch"]["index"], 2 * 64 * 64 + 5);
+    assert_eq!(a["reconciliation"]["tensor_bytes"]["adds_up"], true);
+
+    // Unchanged: every fused expert exact.
+    let (status, a) = identity("hf/gptoss", "hf/gptoss");
+    assert_eq!((status, a["ok"].as_bool()), (0, Some(true)));
+    assert_eq!(a["pairs"].as_array().unwrap().iter().filter(|p| p["part"]["kind"] == "expert").count(), 2 * 4 * 4);
+}
+
+#[test]
+fn a_checkpoint_without_one_expert_leaves_its_slice_unpaired() {
+    let (status, a) = identity("tampered/qwen3moe-no-expert5", "gguf/qwen3moe-Q8_0.gguf");
+    assert_eq!(status, 1);
+    let bad = a["pairs"].as_array().unwrap().iter().filter(|p| !matches!(p["verdict"].as_str(), Some("exact" | "close"))).collect::<Vec<_>>();
+    assert_eq!(bad.len(), 1);
+    assert_eq!((bad[0]["verdict"].as_str(), bad[0]["target"].as_str()), (Some("missing_in_source"), Some("blk.1.ffn_up_exps.weight")));
+    assert_eq!(bad[0]["part"], json!({"kind": "expert", "index": 5, "count": 8}));
+    // Its 2048 values are 64 Q8_0 blocks of 34 bytes, counted as target bytes no source has.
+    let terms = a["reconciliation"]["tensor_bytes"]["terms"].as_array().unwrap();
+    let t = terms.iter().find(|t| t["key"] == "missing_in_source").unwrap();
+    assert_eq!(t["bytes"], 64 * 34);
+    assert_eq!(a["reconciliation"]["tensor_bytes"]["adds_up"], true);
+}
