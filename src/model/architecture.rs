@@ -439,6 +439,16 @@ pub struct InventoryCheck {
     pub tensors_per_layer: Option<u64>,
 }
 
+/// The layer of a decoder tensor (`model.layers.61.eh_proj.weight` → 61).
+fn layer_number(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix("model.").unwrap_or(name).strip_prefix("layers.")?;
+    let (layer, _) = rest.split_once('.')?;
+    if layer.is_empty() || !layer.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    layer.parse().ok()
+}
+
 /// Checks `present` against the inventory `arch` implies (every finding; callers cap them
 /// with [`cap_findings`]). `absent_ok` holds names that
 /// are known to be in shards that were not provided: their absence is not reported again.
@@ -542,7 +552,7 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
         }
         a.unexpected += 1;
         let mtp_layer = arch.family == Family::Deepseek2
-            && crate::model::audit::roles::layer_of(t.name).zip(arch.layers).is_some_and(|((layer, _), n)| layer >= n);
+            && layer_number(t.name).zip(arch.layers).is_some_and(|(layer, n)| layer >= n);
         let message = || if mtp_layer {
             format!(
                 "{} in {} is in a layer past num_hidden_layers ({}): a multi-token-prediction (MTP) layer, which transformers does not load and llama.cpp's converter drops by design",

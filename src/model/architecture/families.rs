@@ -157,7 +157,7 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             let n = get(arch, &["num_experts"]).unwrap_or(0);
             let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
             let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
-            if n > 0 && !dense_only && (i + 1) % step == 0 {
+            if n > 0 && !dense_only && (i + 1).is_multiple_of(step) {
                 experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
             } else {
                 mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
