@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a sparse, Llama-3.2-3B-shaped sharded checkpoint for end-to-end and benchmark use:
 
-    python3 tests/make_sparse_checkpoint.py OUT_DIR
+    python3 tests/make_sparse_checkpoint.py OUT_DIR [--qwen3moe]
 
 Two shards (model-0000k-of-00002.safetensors) with real headers and holes for the tensor
 data (the files report 6.4 GB but take a few KB on disk), model.safetensors.index.json and
@@ -27,6 +27,18 @@ CONFIG = {
     "torch_dtype": "bfloat16", "max_position_embeddings": 131072,
     "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
 }
+# --qwen3moe: shaped like Qwen3-30B-A3B and like tests/make_sparse_gguf_moe.py's GGUF (48
+# layers, hidden 2048, 32 query / 4 KV heads of 128, 128 experts of 768, one by one as
+# transformers 4.57 saves them), with that file's Llama 3 vocabulary (128,256), untied: the
+# audit's sparse MoE pair (18,867 tensors, 61 GB).
+CONFIG_MOE = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+    "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+    "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+    "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [],
+    "vocab_size": 128256, "tie_word_embeddings": False, "rope_theta": 1000000.0,
+    "torch_dtype": "bfloat16", "max_position_embeddings": 40960,
+}
 MAX_SHARD = 5_000_000_000  # transformers' default max_shard_size "5GB"
 
 
@@ -44,6 +56,28 @@ def tensors():
                 (p + "mlp.gate_proj.weight", [inter, h]),
                 (p + "mlp.up_proj.weight", [inter, h]),
                 (p + "mlp.down_proj.weight", [h, inter])]
+    out.append(("model.norm.weight", [h]))
+    return out
+
+
+def tensors_moe():
+    h, v, e, ff = 2048, 128256, 128, 768
+    out = [("model.embed_tokens.weight", [v, h]), ("lm_head.weight", [v, h])]
+    for i in range(48):
+        p = f"model.layers.{i}."
+        out += [(p + "input_layernorm.weight", [h]),
+                (p + "self_attn.q_proj.weight", [4096, h]),
+                (p + "self_attn.k_proj.weight", [512, h]),
+                (p + "self_attn.v_proj.weight", [512, h]),
+                (p + "self_attn.o_proj.weight", [h, 4096]),
+                (p + "self_attn.q_norm.weight", [128]),
+                (p + "self_attn.k_norm.weight", [128]),
+                (p + "post_attention_layernorm.weight", [h]),
+                (p + "mlp.gate.weight", [e, h])]
+        for x in range(e):
+            out += [(p + f"mlp.experts.{x}.gate_proj.weight", [ff, h]),
+                    (p + f"mlp.experts.{x}.up_proj.weight", [ff, h]),
+                    (p + f"mlp.experts.{x}.down_proj.weight", [h, ff])]
     out.append(("model.norm.weight", [h]))
     return out
 
@@ -72,12 +106,13 @@ def write_shard(path, items):
 
 
 def main():
-    if len(sys.argv) != 2:
+    moe = sys.argv[2:] == ["--qwen3moe"]
+    if len(sys.argv) != 2 and not moe:
         sys.exit(__doc__)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     shards, cur, size = [], [], 0
-    for name, shape in tensors():
+    for name, shape in (tensors_moe() if moe else tensors()):
         if cur and size + nbytes(shape) > MAX_SHARD:
             shards.append(cur)
             cur, size = [], 0
@@ -93,14 +128,14 @@ def main():
     with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}, f, indent=2)
     with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(CONFIG, f, indent=2)
+        json.dump(CONFIG_MOE if moe else CONFIG, f, indent=2)
     try:
         from safetensors import safe_open
         count = 0
         for name in names:
             with safe_open(os.path.join(out, name), "np") as f:
                 count += len(list(f.keys()))
-        assert count == 254, count
+        assert count == (18_867 if moe else 254), count
     except ImportError:
         pass
     print(f"{out}: {len(names)} shards, {total} tensor bytes", file=sys.stderr)

@@ -172,6 +172,9 @@ fn opt_num(v: Option<f64>) -> String {
 /// What a pair's last column says.
 fn detail(p: &PairReport) -> String {
     let mut parts = Vec::new();
+    if let Some(part) = p.part.as_ref().filter(|_| p.verdict != Verdict::Exact) {
+        parts.push(part.label());
+    }
     match p.verdict {
         Verdict::Exact => parts.push(format!("{} values", thousands(p.count.unwrap_or(0)))),
         Verdict::Close | Verdict::Mismatch | Verdict::GeneratedOk | Verdict::GeneratedMismatch => {

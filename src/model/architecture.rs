@@ -17,6 +17,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 
+mod families;
+
 /// Most decoder layers we generate an inventory for. The deepest public decoder stacks
 /// have about a hundred layers (Llama 3.1 405B: 126); a config claiming more is not
 /// believed. The inventory costs ~10 names per layer, so this bounds what a 150-byte
@@ -45,6 +47,17 @@ pub enum Family {
     Gemma3,
     /// phi3: fused qkv_proj and gate_up_proj.
     Phi3,
+    /// qwen3_moe: qwen3 attention, every layer a router and per-expert gate/up/down.
+    Qwen3Moe,
+    /// deepseek_v2 / deepseek_v3: MLA attention (q_a/q_b, kv_a/kv_b), leading dense
+    /// layers, then routed and shared experts (and V3's router score bias).
+    Deepseek2,
+    /// gpt_oss: biased attention with sinks, fused 3-D experts (gate_up interleaved).
+    GptOss,
+    /// granitemoehybrid: Mamba-2 and attention layers, fused 3-D experts, a shared MLP.
+    GraniteHybrid,
+    /// mamba2: Mamba-2 mixer layers only (`backbone.` names).
+    Mamba2,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -59,6 +72,11 @@ impl Family {
             "gemma2" => Family::Gemma2,
             "gemma3_text" => Family::Gemma3,
             "phi3" => Family::Phi3,
+            "qwen3_moe" => Family::Qwen3Moe,
+            "deepseek_v2" | "deepseek_v3" => Family::Deepseek2,
+            "gpt_oss" => Family::GptOss,
+            "granitemoehybrid" => Family::GraniteHybrid,
+            "mamba2" => Family::Mamba2,
             _ => Family::Unknown,
         }
     }
@@ -66,6 +84,12 @@ impl Family {
     /// `tie_word_embeddings` when the config omits it (each config class's default).
     fn default_tied(self) -> bool {
         matches!(self, Family::Gemma | Family::Gemma2 | Family::Gemma3)
+    }
+
+    /// Whether the family's inventory is one of the dense llama-like layouts (the rest:
+    /// [`families`]).
+    pub fn is_dense(self) -> bool {
+        matches!(self, Family::Llama | Family::Qwen2 | Family::Qwen3 | Family::Gemma | Family::Gemma2 | Family::Gemma3 | Family::Phi3)
     }
 }
 
@@ -113,7 +137,9 @@ impl Architecture {
         let dim = |key: &str, required: bool, findings: &mut Vec<Finding>| -> Option<u64> {
             match raw.get(key) {
                 None | Some(Value::Null) => {
-                    if required && known {
+                    // Mamba-2 has neither attention heads nor an MLP.
+                    let needed = !(family == Family::Mamba2 && matches!(key, "num_attention_heads" | "intermediate_size"));
+                    if required && known && needed {
                         findings.push(
                             Finding::warning(
                                 Code::InvalidConfig,
@@ -239,6 +265,9 @@ impl Architecture {
     pub fn expected_tensors(&self, prefix: &str) -> Option<Vec<Expected>> {
         if self.family == Family::Unknown {
             return None;
+        }
+        if !self.family.is_dense() {
+            return families::expected_tensors(self, prefix);
         }
         let hidden = self.hidden_size?;
         let inter = self.intermediate_size?;
@@ -410,6 +439,16 @@ pub struct InventoryCheck {
     pub tensors_per_layer: Option<u64>,
 }
 
+/// The layer of a decoder tensor (`model.layers.61.eh_proj.weight` → 61).
+fn layer_number(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix("model.").unwrap_or(name).strip_prefix("layers.")?;
+    let (layer, _) = rest.split_once('.')?;
+    if layer.is_empty() || !layer.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    layer.parse().ok()
+}
+
 /// Checks `present` against the inventory `arch` implies (every finding; callers cap them
 /// with [`cap_findings`]). `absent_ok` holds names that
 /// are known to be in shards that were not provided: their absence is not reported again.
@@ -424,13 +463,16 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
     let mut findings = Vec::new();
     let by_name: HashMap<&str, &Present<'_>> = present.iter().map(|t| (t.name, t)).collect();
     // *ForCausalLM nests the decoder under "model."; a bare *Model has no prefix.
-    let prefix = if by_name.contains_key("model.embed_tokens.weight") || !by_name.contains_key("embed_tokens.weight") {
+    // Mamba-2 nests it under "backbone." and names the embedding "embeddings".
+    let prefix = if arch.family == Family::Mamba2 {
+        "backbone."
+    } else if by_name.contains_key("model.embed_tokens.weight") || !by_name.contains_key("embed_tokens.weight") {
         "model."
     } else {
         ""
     };
     a.prefix = prefix.to_string();
-    let embed_name = format!("{prefix}embed_tokens.weight");
+    let embed_name = if arch.family == Family::Mamba2 { "backbone.embeddings.weight".to_string() } else { format!("{prefix}embed_tokens.weight") };
     a.embedding_params = by_name.get(embed_name.as_str()).and_then(|t| t.params);
     a.embedding_share_percent = a.embedding_params.and_then(|e| {
         if a.total_params == 0 {
@@ -509,7 +551,16 @@ pub fn check_inventory(arch: &Architecture, present: &[Present<'_>], absent_ok: 
             continue;
         }
         a.unexpected += 1;
-        let message = || if t.name.ends_with(".rotary_emb.inv_freq") {
+        let mtp_layer = arch.family == Family::Deepseek2
+            && layer_number(t.name).zip(arch.layers).is_some_and(|(layer, n)| layer >= n);
+        let message = || if mtp_layer {
+            format!(
+                "{} in {} is in a layer past num_hidden_layers ({}): a multi-token-prediction (MTP) layer, which transformers does not load and llama.cpp's converter drops by design",
+                clip(t.name),
+                clip(t.file),
+                arch.layers.unwrap_or(0)
+            )
+        } else if t.name.ends_with(".rotary_emb.inv_freq") {
             format!(
                 "{} in {} is a rotary-embedding buffer that current loaders recompute and ignore",
                 clip(t.name),

@@ -18,7 +18,7 @@ use super::set::OpenedSet;
 use super::ByteSource;
 use crate::error::Code;
 use crate::model::audit::compare::compare_generated;
-use crate::model::audit::{Audit, Comparator, Method, Outcome, Plan, ReadSpec, Side, Verdict, Work};
+use crate::model::audit::{Audit, Comparator, Gather, Method, Outcome, Plan, ReadSpec, Side, Verdict, Work};
 use crate::vocab::Format;
 
 /// Bytes read per side per step: 8 MiB keeps per-read overhead negligible and two buffers
@@ -86,9 +86,11 @@ struct Reader<'a, S: ByteSource, F: FnMut(&AuditProgress) -> bool> {
     options: AuditOptions,
     progress: AuditProgress,
     on_progress: F,
-    /// The two read buffers, reused from read to read.
+    /// The two read buffers, reused from read to read, and the gathered source of a
+    /// transposed piece.
     sb: Vec<u8>,
     tb: Vec<u8>,
+    gb: Vec<u8>,
 }
 
 /// Reads `[start, start + len)` of `src` into `buf`.
@@ -142,11 +144,18 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
     async fn compare(&mut self, spec: &ReadSpec, s: &S, t: &S) -> Result<Outcome, Interrupt> {
         let mut cmp = Comparator::new(spec.method.clone());
         let mut unpermuted_equal = None;
-        match spec.permutation {
-            None => self.compare_flat(spec, s, t, &mut cmp).await?,
-            Some(_) => unpermuted_equal = self.compare_permuted(spec, s, t, &mut cmp).await?,
+        match (spec.permutation, spec.gather) {
+            (_, Some(g)) => self.compare_gathered(spec, g, s, t, &mut cmp).await?,
+            (None, None) => self.compare_flat(spec, s, t, &mut cmp).await?,
+            (Some(_), None) => unpermuted_equal = self.compare_permuted(spec, s, t, &mut cmp).await?,
         }
         let mut out = cmp.finish();
+        if let (Some(g), Some(m)) = (spec.gather, out.first_mismatch.as_mut()) {
+            // Compared in the target's order: back to the source tensor's index.
+            let cols = spec.cols.max(1);
+            let (r, c) = (m.index / cols, m.index % cols);
+            m.index = spec.source_index_base.saturating_add(r.saturating_mul(g.row_stride)).saturating_add(c.saturating_mul(g.col_stride));
+        }
         if out.verdict == Verdict::Mismatch && unpermuted_equal == Some(true) {
             out.hint = Some(UNPERMUTED_HINT.into());
         }
@@ -159,7 +168,7 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         let piece = spec.piece_elements();
         let (sb, tb) = spec.bytes_of(piece);
         let mut pieces = (self.chunk() / sb.max(tb).max(1)).max(1);
-        if matches!(spec.method, Method::Values { .. }) {
+        if matches!(spec.method, Method::Values { .. } | Method::NegExp { .. }) {
             pieces = pieces.min((MAX_DECODED_VALUES / piece).max(1));
         }
         pieces.saturating_mul(piece)
@@ -175,7 +184,7 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             let (s_len, t_len) = spec.bytes_of(n);
             let (s_at, t_at) = (spec.source.start.saturating_add(s_off), spec.target.start.saturating_add(t_off));
             self.read_both(s, (s_at, s_len), t, (t_at, t_len)).await?;
-            cmp.compare(&self.sb, &self.tb, done);
+            cmp.compare(&self.sb, &self.tb, spec.source_index_base.saturating_add(done));
             done = done.saturating_add(n);
             self.tick(s_len, t_len)?;
             if self.options.first_mismatch && cmp.failed() {
@@ -234,6 +243,40 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
             }
         }
         Ok(bytes_compare.then_some(unpermuted_equal))
+    }
+
+    /// A transposed or de-interleaved piece: its whole source span is read once (at most
+    /// [`crate::model::audit::MAX_GATHER_SOURCE_BYTES`], checked by the plan), then the
+    /// target in chunks of whole rows, each compared with the source elements gathered into
+    /// the target's order (indices are the piece's, in target order: the caller maps the
+    /// first mismatch back).
+    async fn compare_gathered(&mut self, spec: &ReadSpec, g: Gather, s: &S, t: &S, cmp: &mut Comparator) -> Result<(), Interrupt> {
+        let elem = spec.source_unit.bytes;
+        read(s, spec.source.start, spec.source.len, "source", &mut self.sb).await?;
+        self.tick(spec.source.len, 0)?;
+        let cols = spec.cols.max(1);
+        let (_, t_row) = spec.bytes_of(cols);
+        let rows_per = (self.chunk() / t_row.max(1)).max(1).min((MAX_DECODED_VALUES / cols).max(1));
+        let mut row = 0u64;
+        while row < spec.rows {
+            let n = rows_per.min(spec.rows - row);
+            let t_at = spec.target.start.saturating_add(row.saturating_mul(t_row));
+            read(t, t_at, n.saturating_mul(t_row), "target", &mut self.tb).await?;
+            self.gb.clear();
+            for r in row..row.saturating_add(n) {
+                for c in 0..cols {
+                    let at = r.saturating_mul(g.row_stride).saturating_add(c.saturating_mul(g.col_stride)).saturating_mul(elem);
+                    self.gb.extend_from_slice(part(&self.sb, at, elem));
+                }
+            }
+            cmp.compare(&self.gb, &self.tb, row.saturating_mul(cols));
+            row = row.saturating_add(n);
+            self.tick(0, n.saturating_mul(t_row))?;
+            if self.options.first_mismatch && cmp.failed() {
+                break;
+            }
+        }
+        Ok(())
     }
 
     async fn generated(&mut self, work: &Work, t: &S) -> Result<Outcome, Interrupt> {
@@ -310,6 +353,7 @@ pub async fn run_audit<S: ByteSource>(
         on_progress,
         sb: Vec::new(),
         tb: Vec::new(),
+        gb: Vec::new(),
     };
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(plan.pairs.len());
     let mut stop: Option<&str> = None;

@@ -19,16 +19,19 @@
 
 pub mod compare;
 pub mod generated;
+mod pair;
 pub mod permute;
+pub mod pieces;
 pub mod reconcile;
+mod report;
 pub mod roles;
 
 pub use compare::{Class, Comparator, Method, Mismatch, Outcome, Verdict};
+pub use pair::MAX_GATHER_SOURCE_BYTES;
+pub use pieces::{Gather, Part};
+pub use report::{summary_line, Audit, GeneratedCheck, PairReport, Summary};
 
 use crate::dtype::decode::Codec;
-use crate::dtype::ggml::GgmlType;
-use crate::dtype::quantize::Requant;
-use crate::dtype::{Dtype, TensorDtype};
 use crate::formats::gguf::{GgufFile, Value};
 use crate::formats::Inspection;
 use crate::model::architecture::{Architecture, Family};
@@ -38,7 +41,7 @@ use crate::vocab::{Format, TensorEntry};
 use generated::{Expected, NotExpected};
 use permute::QkPermutation;
 use reconcile::Reconciliation;
-use roles::{Generated, QkRole};
+use roles::Generated;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -105,6 +108,12 @@ pub struct ReadSpec {
     /// The source rows each target row holds (llama Q/K), or the identity.
     pub permutation: Option<QkPermutation>,
     pub method: Method,
+    /// Source elements before `source` (a piece of a source tensor): added to the
+    /// indices a mismatch is reported at, so they stay the source tensor's.
+    pub source_index_base: u64,
+    /// The source is read in the target's order through this view (`source` is then the
+    /// view's whole span, held at once).
+    pub gather: Option<Gather>,
 }
 
 impl ReadSpec {
@@ -175,6 +184,12 @@ pub struct PlannedPair {
     /// What was undone, in order (the report's `transforms`).
     pub transforms: Vec<String>,
     pub work: Work,
+    /// The expert, head or half of a sliced pair (the report's `part`).
+    pub part: Option<Part>,
+    /// The bytes of each side this pair accounts for in the reconciliation (a whole
+    /// tensor's, or a piece's share).
+    pub source_share: u64,
+    pub target_share: u64,
 }
 
 /// Every pair, decided before anything is read.
@@ -266,211 +281,6 @@ fn first_gguf<'a>(side: &Side<'a>) -> Option<&'a GgufFile> {
     side.files.iter().find_map(|f| f.parsed.gguf())
 }
 
-/// The unit of a tensor's type: from its codec, or for a ggml type we do not decode from
-/// the type table.
-fn unit_of(dtype: &TensorDtype) -> Option<Unit> {
-    if let Ok(c) = Codec::for_dtype(dtype) {
-        return Some(Unit { values: c.unit_values() as u64, bytes: c.unit_bytes() as u64 });
-    }
-    dtype.ggml().map(|t: GgmlType| Unit { values: t.block_size, bytes: t.type_size })
-}
-
-/// The checked byte range of `elements` leading elements of a tensor, in a file of
-/// `file_len` bytes.
-fn range_of(t: &TensorRef, unit: Unit, elements: u64, file_len: u64) -> Result<TensorRange, String> {
-    let all = t.entry.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("its element count overflows u64")?;
-    if unit.values == 0 || !all.is_multiple_of(unit.values) || !elements.is_multiple_of(unit.values) {
-        return Err(format!("{all} elements are not a whole number of {}-element units of {}", unit.values, t.entry.dtype));
-    }
-    let need = (all / unit.values).checked_mul(unit.bytes).ok_or("its byte size overflows u64")?;
-    if t.entry.bytes != Some(need) {
-        return Err(format!("{} holds {} bytes but its shape and type need {need}", t.entry.name, t.entry.bytes.map_or("?".into(), |b| b.to_string())));
-    }
-    let start = t.entry.abs_start.ok_or("its offset overflows u64")?;
-    if start.checked_add(need).is_none_or(|end| end > file_len) {
-        return Err(format!("its bytes run past the end of {}", t.file_name));
-    }
-    Ok(TensorRange { start, len: elements / unit.values * unit.bytes, elements })
-}
-
-/// Whether a type is a float type (a narrowing, not a quantization, when it rounds).
-fn is_float(d: &TensorDtype) -> bool {
-    matches!(d, TensorDtype::Safetensors(_)) || matches!(d.name().as_ref(), "F64" | "F32" | "F16" | "BF16")
-}
-
-/// Whether every value of `s` is a value of `t` (the target holds the source exactly).
-fn lossless(s: &TensorDtype, t: &TensorDtype) -> bool {
-    let (sn, tn) = (s.name(), t.name());
-    if sn == tn {
-        return true;
-    }
-    let f8 = |n: &str| n.starts_with("F8_") && n != "F8_E8M0";
-    let small_float = |n: &str| matches!(n, "BF16" | "F16" | "F4" | "F6_E2M3" | "F6_E3M2" | "F8_E8M0") || f8(n);
-    match tn.as_ref() {
-        "F32" => small_float(&sn),
-        "F16" | "BF16" => f8(&sn) || matches!(sn.as_ref(), "F4" | "F6_E2M3" | "F6_E3M2"),
-        _ => false,
-    }
-}
-
-/// How a rounding target is judged.
-fn lossy_class(t: &TensorDtype) -> Class {
-    if let Some(r) = Requant::from_name(&t.name()) {
-        return Class::Requant(r);
-    }
-    let bits = match t {
-        TensorDtype::Ggml(_) => t.ggml().map_or(4.0, |g| g.bits_per_weight()),
-        TensorDtype::Safetensors(d) => match d {
-            Dtype::F4 => 2.0,
-            Dtype::F6E2m3 | Dtype::F6E3m2 => 3.0,
-            _ => 4.0,
-        },
-        TensorDtype::Unknown(_) => 4.0,
-    };
-    Class::Quantized { max_rel_rmse: compare::quantized_rel_rmse(bits) }
-}
-
-/// What the pairing needs to know besides the tensors.
-struct Context {
-    family: Family,
-    identity: bool,
-    target_is_gguf: bool,
-    n_head: Option<u64>,
-    n_head_kv: Option<u64>,
-}
-
-/// Builds the comparison of a source and a target tensor, or decides it.
-fn compare_pair(
-    ctx: &Context,
-    s: &TensorRef,
-    t: &TensorRef,
-    s_len: u64,
-    t_len: u64,
-    transforms: &mut Vec<String>,
-) -> Work {
-    let not_compared = |why: String| Work::Decided(Outcome::decided(Verdict::NotCompared, why));
-    let (ss, ts) = (&s.entry.shape, &t.entry.shape);
-    if !ctx.identity && ctx.target_is_gguf {
-        transforms.push("ggml_dims_reversed".into());
-    }
-    // The elements compared: all, or the rows gemma3's converter kept of the embedding.
-    let elements = match ts.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) {
-        Some(n) => n,
-        None => return not_compared("the target's element count overflows u64".into()),
-    };
-    if ss != ts {
-        let truncated = ctx.family == Family::Gemma3
-            && ss.len() == 2
-            && ts.len() == 2
-            && ss.get(1) == ts.get(1)
-            && ts.first() < ss.first()
-            && roles::gguf_name(ctx.family, &s.entry.name).as_deref() == Some("token_embd.weight");
-        if truncated {
-            transforms.push(format!(
-                "embedding_rows_kept({} of {})",
-                ts.first().copied().unwrap_or(0),
-                ss.first().copied().unwrap_or(0)
-            ));
-        } else {
-            return Work::Decided(Outcome::decided(
-                Verdict::Mismatch,
-                format!("shape {} in the source, {} in the target", crate::fmt::shape(ss), crate::fmt::shape(ts)),
-            ));
-        }
-    }
-    let (Some(su), Some(tu)) = (unit_of(&s.entry.dtype), unit_of(&t.entry.dtype)) else {
-        return not_compared(format!("unknown element type ({} / {})", s.entry.dtype, t.entry.dtype));
-    };
-    // Rows: the last dim is a row; a permuted 1-D bias has rows of one element.
-    let role = if ctx.identity { None } else { roles::qk_role(ctx.family, &s.entry.name) };
-    let cols = if ts.len() >= 2 {
-        ts.last().copied().unwrap_or(1)
-    } else if role.is_some() {
-        1
-    } else {
-        elements
-    };
-    let permutation = match role {
-        None => None,
-        Some(role) => {
-            let heads = match role {
-                QkRole::Q => ctx.n_head,
-                QkRole::K => ctx.n_head_kv.or(ctx.n_head),
-            };
-            let label = if role == QkRole::Q { "n_head" } else { "n_head_kv" };
-            let Some(heads) = heads else {
-                return not_compared(format!("the Q/K permutation needs {label}: neither the GGUF nor config.json gives it"));
-            };
-            let rows = elements / cols.max(1);
-            if cols > MAX_PERMUTED_ROW_ELEMENTS {
-                return not_compared(format!("rows of {cols} elements are longer than the {MAX_PERMUTED_ROW_ELEMENTS} a permuted tensor is compared by"));
-            }
-            match QkPermutation::new(rows, heads) {
-                Some(p) => {
-                    transforms.push(format!("qk_permutation(n_head={heads})"));
-                    Some(p)
-                }
-                None => return not_compared(format!("{rows} rows are not an even number of rows per head for {label} = {heads}")),
-            }
-        }
-    };
-    let shift = if ctx.identity { 0.0 } else { roles::norm_shift(ctx.family, &s.entry.name) };
-    if shift != 0.0 {
-        transforms.push("norm_plus_one".into());
-    }
-    let same_type = s.entry.dtype.name() == t.entry.dtype.name();
-    let method = if same_type && shift == 0.0 {
-        let codec = Codec::for_dtype(&s.entry.dtype).ok();
-        Method::Bytes { codec, unit_values: su.values as usize, unit_bytes: su.bytes as usize }
-    } else {
-        let sc = match Codec::for_dtype(&s.entry.dtype) {
-            Ok(c) if compare::f32_exact(&c) => c,
-            Ok(_) => return not_compared(format!("{} values are compared only with {} values", s.entry.dtype, s.entry.dtype)),
-            Err(e) => return not_compared(format!("source {}", e.message())),
-        };
-        let tc = match Codec::for_dtype(&t.entry.dtype) {
-            Ok(c) if compare::f32_exact(&c) => c,
-            Ok(_) => return not_compared(format!("{} values are compared only with {} values", t.entry.dtype, t.entry.dtype)),
-            Err(e) => return not_compared(format!("target {}", e.message())),
-        };
-        let class = if lossless(&s.entry.dtype, &t.entry.dtype) { Class::Lossless } else { lossy_class(&t.entry.dtype) };
-        let step = match class {
-            Class::Lossless => "widen",
-            _ if is_float(&t.entry.dtype) => "narrow",
-            _ => "quantize",
-        };
-        if !same_type {
-            transforms.push(format!("{step}({}→{})", s.entry.dtype, t.entry.dtype));
-        }
-        Method::Values { source: sc, target: tc, shift, class }
-    };
-    let spec_units = ReadSpec {
-        source: TensorRange { start: 0, len: 0, elements: 0 },
-        target: TensorRange { start: 0, len: 0, elements: 0 },
-        source_unit: su,
-        target_unit: tu,
-        rows: 0,
-        cols,
-        permutation,
-        method,
-    };
-    let piece = spec_units.piece_elements();
-    if cols == 0 || !elements.is_multiple_of(cols) || (permutation.is_some() && !cols.is_multiple_of(piece)) || !elements.is_multiple_of(piece) {
-        return not_compared(format!(
-            "rows of {cols} elements are not a whole number of {piece}-element blocks on both sides"
-        ));
-    }
-    let source = match range_of(s, su, elements, s_len) {
-        Ok(r) => r,
-        Err(e) => return not_compared(format!("the source tensor cannot be read: {e}")),
-    };
-    let target = match range_of(t, tu, elements, t_len) {
-        Ok(r) => r,
-        Err(e) => return not_compared(format!("the target tensor cannot be read: {e}")),
-    };
-    Work::Compare(ReadSpec { source, target, rows: elements / cols.max(1), ..spec_units })
-}
-
 /// A GGUF key of the architecture (`llama.attention.head_count`).
 fn arch_u64(g: &GgufFile, key: &str) -> Option<u64> {
     let arch = g.architecture()?;
@@ -506,7 +316,7 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
         .and_then(|g| arch_u64(g, "attention.head_count_kv"))
         .or_else(|| config.and_then(|c| c.kv_heads))
         .or(n_head);
-    let ctx = Context { family, identity, target_is_gguf: tf == Format::Gguf, n_head, n_head_kv };
+    let ctx = pair::Context { family, identity, target_is_gguf: tf == Format::Gguf, n_head, n_head_kv };
     let architecture = gguf_arch.or_else(|| config.and_then(|c| c.model_type.clone()));
 
     let s_tensors = side_tensors(source);
@@ -514,43 +324,119 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
     let s_len = |t: &TensorRef| source.files.get(t.file).map_or(0, |f| f.size);
     let t_len = |t: &TensorRef| target.files.get(t.file).map_or(0, |f| f.size);
     let t_index: HashMap<&str, usize> = t_tensors.iter().enumerate().map(|(i, t)| (t.entry.name.as_str(), i)).collect();
+    let target_shape = |name: &str| t_index.get(name).and_then(|&i| t_tensors.get(i)).map(|t| t.entry.shape.clone());
+    // Per target: taken whole, or the element ranges (offset, elements) pieces cover.
     let mut used = vec![false; t_tensors.len()];
+    let mut covered: Vec<Vec<(u64, u64)>> = vec![Vec::new(); t_tensors.len()];
     let mut pairs = Vec::new();
+    let (layers, tied) = (config.and_then(|c| c.layers), config.is_some_and(|c| c.tie_word_embeddings));
 
     for s in &s_tensors {
         let name = s.entry.name.as_str();
-        let mapped = if identity { Some(name.to_string()) } else { roles::gguf_name(family, name) };
-        let found = mapped.as_deref().and_then(|m| t_index.get(m).copied()).filter(|&i| !used.get(i).copied().unwrap_or(true));
-        let Some(ti) = found else {
-            let split = target.split_missing.as_ref().filter(|(m, _)| !m.is_empty()).map_or_else(String::new, |(m, n)| {
-                let parts: Vec<String> = m.iter().map(u64::to_string).collect();
-                format!(" (split part(s) {} of {n} not given)", parts.join(", "))
-            });
-            let (verdict, reason) = match (roles::dropped_by_converter(family, name), &mapped) {
-                (Some(why), _) if !identity => (Verdict::NotCompared, why.to_string()),
-                (_, Some(m)) => (Verdict::MissingInTarget, format!("no {m} in the target{split}")),
-                (_, None) => (Verdict::MissingInTarget, "no GGUF role known for this name".to_string()),
+        let mapping = if identity {
+            let same = t_index.get(name).and_then(|&i| t_tensors.get(i));
+            match same.and_then(|t| pieces::identity_pieces(name, &s.entry.shape, &t.entry.shape)) {
+                Some(p) => pieces::Mapping::Pieces(p.into_iter().map(|p| pieces::Piece { target: name.to_string(), ..p }).collect()),
+                None => pieces::Mapping::Whole(Some(name.to_string())),
+            }
+        } else {
+            pieces::mapping(family, name, &s.entry.shape, &target_shape)
+        };
+        let only_source = |verdict: Verdict, reason: String, part: Option<Part>, share: u64| PlannedPair {
+            source: Some(s.clone()),
+            target: None,
+            kind: PairKind::OnlySource,
+            transforms: Vec::new(),
+            work: Work::Decided(Outcome::decided(verdict, reason)),
+            part,
+            source_share: share,
+            target_share: 0,
+        };
+        let s_bytes = s.entry.bytes.unwrap_or(0);
+        let list = match mapping {
+            pieces::Mapping::Pieces(list) => list,
+            pieces::Mapping::Unfit { target: tn, why } => {
+                let t = t_index.get(tn.as_str()).and_then(|&i| t_tensors.get(i));
+                pairs.push(PlannedPair {
+                    source: Some(s.clone()),
+                    target: t.cloned(),
+                    kind: PairKind::OnlySource,
+                    transforms: Vec::new(),
+                    work: Work::Decided(Outcome::decided(Verdict::Mismatch, why)),
+                    part: None,
+                    source_share: s_bytes,
+                    target_share: 0,
+                });
+                continue;
+            }
+            pieces::Mapping::Whole(mapped) => {
+                let found = mapped.as_deref().and_then(|m| t_index.get(m).copied()).filter(|&i| {
+                    !used.get(i).copied().unwrap_or(true) && covered.get(i).is_some_and(Vec::is_empty)
+                });
+                let Some(ti) = found else {
+                    let split = split_note(target);
+                    let (verdict, reason) = match (roles::dropped_by_converter(family, name, layers, tied), &mapped) {
+                        (Some(why), _) if !identity => (Verdict::NotCompared, why),
+                        (_, Some(m)) => (Verdict::MissingInTarget, format!("no {m} in the target{split}")),
+                        (_, None) => (Verdict::MissingInTarget, "no GGUF role known for this name".to_string()),
+                    };
+                    pairs.push(only_source(verdict, reason, None, s_bytes));
+                    continue;
+                };
+                if let Some(u) = used.get_mut(ti) {
+                    *u = true;
+                }
+                let Some(t) = t_tensors.get(ti) else { continue };
+                let mut transforms = Vec::new();
+                let work = pair::compare_pair(&ctx, s, t, (s_len(s), t_len(t)), None, &mut transforms);
+                let target_share = t.entry.bytes.unwrap_or(0);
+                pairs.push(PlannedPair { source: Some(s.clone()), target: Some(t.clone()), kind: PairKind::Paired, transforms, work, part: None, source_share: s_bytes, target_share });
+                continue;
+            }
+        };
+        // The source's bytes shared out over its pieces by elements (the last takes the
+        // rest, so the shares add up to the tensor's bytes).
+        let s_elements = s.entry.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).unwrap_or(u64::MAX).max(1);
+        let mut given = 0u64;
+        let n = list.len();
+        for (k, piece) in list.into_iter().enumerate() {
+            let share = if k + 1 == n {
+                s_bytes.saturating_sub(given)
+            } else {
+                (u128::from(s_bytes) * u128::from(piece.elements()) / u128::from(s_elements)) as u64
             };
+            given = given.saturating_add(share);
+            let Some(ti) = t_index.get(piece.target.as_str()).copied().filter(|&i| !used.get(i).copied().unwrap_or(true)) else {
+                let reason = format!("no {} in the target{}", piece.target, split_note(target));
+                pairs.push(only_source(Verdict::MissingInTarget, reason, Some(piece.part), share));
+                continue;
+            };
+            let Some(t) = t_tensors.get(ti) else { continue };
+            if let Some(c) = covered.get_mut(ti) {
+                c.push((piece.target_offset, piece.elements()));
+            }
+            let target_share = elements_bytes(t, piece.elements());
+            let mut transforms = Vec::new();
+            let work = pair::compare_pair(&ctx, s, t, (s_len(s), t_len(t)), Some(&piece), &mut transforms);
             pairs.push(PlannedPair {
                 source: Some(s.clone()),
-                target: None,
-                kind: PairKind::OnlySource,
-                transforms: Vec::new(),
-                work: Work::Decided(Outcome::decided(verdict, reason)),
+                target: Some(t.clone()),
+                kind: PairKind::Paired,
+                transforms,
+                work,
+                part: Some(piece.part),
+                source_share: share,
+                target_share,
             });
-            continue;
-        };
-        if let Some(u) = used.get_mut(ti) {
-            *u = true;
         }
-        let Some(t) = t_tensors.get(ti) else { continue };
-        let mut transforms = Vec::new();
-        let work = compare_pair(&ctx, s, t, s_len(s), t_len(t), &mut transforms);
-        pairs.push(PlannedPair { source: Some(s.clone()), target: Some(t.clone()), kind: PairKind::Paired, transforms, work });
     }
 
     for (i, t) in t_tensors.iter().enumerate() {
         if used.get(i).copied().unwrap_or(true) {
+            continue;
+        }
+        if let Some(c) = covered.get(i).filter(|c| !c.is_empty()) {
+            pairs.extend(uncovered_pairs(t, c));
             continue;
         }
         let generated = if identity { None } else { roles::generated(family, &t.entry.name) };
@@ -571,6 +457,9 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
                 kind: PairKind::OnlyTarget,
                 transforms: Vec::new(),
                 work: Work::Decided(Outcome::decided(Verdict::MissingInSource, reason)),
+                part: None,
+                source_share: 0,
+                target_share: t.entry.bytes.unwrap_or(0),
             },
         };
         pairs.push(pair);
@@ -582,6 +471,61 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
     Ok(Plan { identity, architecture, source: source_summary, target: target_summary, pairs, reconciliation, notes })
 }
 
+/// " (split part(s) 2, 3 of 4 not given)" when the target is a split GGUF with parts
+/// missing.
+fn split_note(target: &Side<'_>) -> String {
+    target.split_missing.as_ref().filter(|(m, _)| !m.is_empty()).map_or_else(String::new, |(m, n)| {
+        let parts: Vec<String> = m.iter().map(u64::to_string).collect();
+        format!(" (split part(s) {} of {n} not given)", parts.join(", "))
+    })
+}
+
+/// Bytes of `elements` elements of a tensor (whole units).
+fn elements_bytes(t: &TensorRef, elements: u64) -> u64 {
+    pair::unit_of(&t.entry.dtype).map_or(0, |u| (elements / u.values.max(1)).saturating_mul(u.bytes))
+}
+
+/// The parts of a sliced target no source piece covers: one `missing_in_source` pair per
+/// uncovered run of elements, naming the experts (the first dim) it holds.
+fn uncovered_pairs(t: &TensorRef, covered: &[(u64, u64)]) -> Vec<PlannedPair> {
+    let all = t.entry.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).unwrap_or(0);
+    let count = t.entry.shape.first().copied().unwrap_or(1).max(1);
+    let per = (all / count).max(1);
+    let mut runs = covered.to_vec();
+    runs.sort_unstable();
+    let mut gaps = Vec::new();
+    let mut at = 0u64;
+    for (o, n) in runs {
+        if o > at {
+            gaps.push((at, o));
+        }
+        at = at.max(o.saturating_add(n));
+    }
+    if at < all {
+        gaps.push((at, all));
+    }
+    gaps.into_iter()
+        .map(|(a, b)| {
+            let (first, last) = (a / per, b.saturating_sub(1) / per);
+            let which = if first == last { format!("expert {first} of {count}") } else { format!("experts {first}..={last} of {count}") };
+            let part = (first == last).then(|| Part { kind: "expert".into(), index: first, count, split: None });
+            PlannedPair {
+                source: None,
+                target: Some(t.clone()),
+                kind: PairKind::OnlyTarget,
+                transforms: Vec::new(),
+                work: Work::Decided(Outcome::decided(
+                    Verdict::MissingInSource,
+                    format!("no source tensor for {which} of {} (elements {a}..{b})", t.entry.name),
+                )),
+                part,
+                source_share: 0,
+                target_share: elements_bytes(t, b - a),
+            }
+        })
+        .collect()
+}
+
 /// The pair of a generated target tensor.
 fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Architecture>) -> PlannedPair {
     let mut pair = PlannedPair {
@@ -590,6 +534,9 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
         kind: PairKind::Generated,
         transforms: Vec::new(),
         work: Work::Decided(Outcome::decided(Verdict::NotCompared, "")),
+        part: None,
+        source_share: 0,
+        target_share: t.entry.bytes.unwrap_or(0),
     };
     let Some(config) = config else {
         pair.work = Work::Decided(Outcome::decided(Verdict::NotCompared, "generated tensor, but no config.json to recompute it from"));
@@ -622,188 +569,10 @@ fn generated_pair(kind: Generated, t: &TensorRef, t_len: u64, config: Option<&Ar
         ));
         return pair;
     }
-    pair.work = match range_of(t, unit, n, t_len) {
+    pair.work = match pair::range_of(t, unit, n, t_len) {
         Ok(target) => Work::Generated { target, codec, expected },
         Err(e) => Work::Decided(Outcome::decided(Verdict::NotCompared, format!("the tensor cannot be read: {e}"))),
     };
     pair
 }
 
-/// One pair in the report (docs/report.md, `audit.pairs`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairReport {
-    pub source: Option<String>,
-    pub target: Option<String>,
-    pub source_dtype: Option<String>,
-    pub target_dtype: Option<String>,
-    pub transforms: Vec<String>,
-    pub verdict: Verdict,
-    pub count: Option<u64>,
-    pub max_abs: Option<f64>,
-    pub rmse: Option<f64>,
-    pub max_rel: Option<f64>,
-    pub requant_exact: Option<bool>,
-    pub first_mismatch: Option<Mismatch>,
-    pub reason: Option<String>,
-    /// A diagnosis of a mismatch ("target equals the source without the Q/K row
-    /// permutation").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-    /// For a generated tensor: what its values were checked against.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generated: Option<GeneratedCheck>,
-    /// The files the tensors are in (a shard, a split part).
-    pub source_file: Option<String>,
-    pub target_file: Option<String>,
-    /// Row-major shapes.
-    pub source_shape: Option<Vec<u64>>,
-    pub target_shape: Option<Vec<u64>>,
-}
-
-/// What a generated tensor was checked against (the report's `pairs[].generated`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GeneratedCheck {
-    /// "config.json rope_scaling (rope_type llama3)".
-    pub from: String,
-    /// The config's parameters used ("factor=32, …"), when there are several.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub parameters: String,
-    pub expected: Vec<f64>,
-    pub rel_tol: f64,
-}
-
-/// Pairs by verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
-    pub exact: u64,
-    pub close: u64,
-    pub mismatch: u64,
-    pub missing_in_target: u64,
-    pub missing_in_source: u64,
-    pub generated_ok: u64,
-    pub generated_mismatch: u64,
-    pub not_compared: u64,
-}
-
-impl Summary {
-    fn add(&mut self, v: Verdict) {
-        let slot = match v {
-            Verdict::Exact => &mut self.exact,
-            Verdict::Close => &mut self.close,
-            Verdict::Mismatch => &mut self.mismatch,
-            Verdict::MissingInTarget => &mut self.missing_in_target,
-            Verdict::MissingInSource => &mut self.missing_in_source,
-            Verdict::GeneratedOk => &mut self.generated_ok,
-            Verdict::GeneratedMismatch => &mut self.generated_mismatch,
-            Verdict::NotCompared => &mut self.not_compared,
-        };
-        *slot = slot.saturating_add(1);
-    }
-
-    pub fn get(&self, v: Verdict) -> u64 {
-        match v {
-            Verdict::Exact => self.exact,
-            Verdict::Close => self.close,
-            Verdict::Mismatch => self.mismatch,
-            Verdict::MissingInTarget => self.missing_in_target,
-            Verdict::MissingInSource => self.missing_in_source,
-            Verdict::GeneratedOk => self.generated_ok,
-            Verdict::GeneratedMismatch => self.generated_mismatch,
-            Verdict::NotCompared => self.not_compared,
-        }
-    }
-}
-
-/// The report's `audit` object (docs/report.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Audit {
-    /// Every pair exact, close or generated_ok.
-    pub ok: bool,
-    /// False when the audit stopped early (`--first-mismatch`, Cancel).
-    pub complete: bool,
-    pub architecture: Option<String>,
-    /// "conversion" (pairing by role) or "identity" (same format, pairing by name).
-    pub mode: String,
-    /// "20/20 exact" (exact pairs / source tensors) and the other verdicts' counts.
-    pub summary_line: String,
-    pub source: SideSummary,
-    pub target: SideSummary,
-    pub pairs: Vec<PairReport>,
-    pub summary: Summary,
-    pub reconciliation: Reconciliation,
-    pub notes: Vec<String>,
-}
-
-impl Audit {
-    /// The audit from its plan and the outcome of each pair (`None`: not read, because the
-    /// audit stopped first — `stop_reason` says why).
-    pub fn assemble(plan: &Plan, outcomes: Vec<Option<Outcome>>, stop_reason: Option<&str>) -> Audit {
-        let complete = stop_reason.is_none() && outcomes.len() >= plan.pairs.len() && outcomes.iter().all(Option::is_some);
-        let mut summary = Summary::default();
-        let mut pairs = Vec::with_capacity(plan.pairs.len());
-        for (p, o) in plan.pairs.iter().zip(outcomes.into_iter().chain(std::iter::repeat(None))) {
-            let o = match o {
-                Some(o) => o,
-                None => Outcome::decided(Verdict::NotCompared, format!("not read: {}", stop_reason.unwrap_or("the audit stopped"))),
-            };
-            summary.add(o.verdict);
-            pairs.push(PairReport {
-                source: p.source.as_ref().map(|t| t.entry.name.clone()),
-                target: p.target.as_ref().map(|t| t.entry.name.clone()),
-                source_dtype: p.source.as_ref().map(|t| t.entry.dtype.name().into_owned()),
-                target_dtype: p.target.as_ref().map(|t| t.entry.dtype.name().into_owned()),
-                transforms: p.transforms.clone(),
-                verdict: o.verdict,
-                count: o.count,
-                max_abs: o.max_abs,
-                rmse: o.rmse,
-                max_rel: o.max_rel,
-                requant_exact: o.requant_exact,
-                first_mismatch: o.first_mismatch,
-                reason: o.reason,
-                hint: o.hint,
-                generated: match &p.work {
-                    Work::Generated { expected, .. } => Some(GeneratedCheck {
-                        from: expected.from.clone(),
-                        parameters: expected.parameters.clone(),
-                        expected: expected.values.clone(),
-                        rel_tol: expected.rel_tol,
-                    }),
-                    _ => None,
-                },
-                source_file: p.source.as_ref().map(|t| t.file_name.clone()),
-                target_file: p.target.as_ref().map(|t| t.file_name.clone()),
-                source_shape: p.source.as_ref().map(|t| t.entry.shape.clone()),
-                target_shape: p.target.as_ref().map(|t| t.entry.shape.clone()),
-            });
-        }
-        let ok = pairs.iter().all(|p| p.verdict.is_ok());
-        let summary_line = summary_line(&summary, plan.source.tensors);
-        Audit {
-            ok,
-            complete,
-            architecture: plan.architecture.clone(),
-            mode: if plan.identity { "identity" } else { "conversion" }.to_string(),
-            summary_line,
-            source: plan.source.clone(),
-            target: plan.target.clone(),
-            pairs,
-            summary,
-            reconciliation: plan.reconciliation.clone(),
-            notes: plan.notes.clone(),
-        }
-    }
-}
-
-/// "20/20 exact" — exact pairs over source tensors — then the other verdicts that occur
-/// ("19/20 exact, 1 mismatch, 1 generated_ok").
-pub fn summary_line(s: &Summary, source_tensors: u64) -> String {
-    let mut line = format!("{}/{} exact", s.exact, source_tensors);
-    for v in Verdict::ALL.iter().skip(1) {
-        let n = s.get(*v);
-        if n > 0 {
-            line.push_str(&format!(", {n} {}", v.name()));
-        }
-    }
-    line
-}

@@ -89,12 +89,12 @@ fn float_type(name: &str) -> bool {
     matches!(name, "F64" | "F32" | "F16" | "BF16")
 }
 
-/// A (source dtype, target dtype) group: its tensors, source bytes and target bytes.
-type Group = ((String, String), (u64, u64, u64));
+/// A (source dtype, target dtype) group: its target tensors (by name: the pairs of a
+/// sliced target are one tensor), source bytes and target bytes.
+type Group<'a> = ((String, String), (std::collections::HashSet<&'a str>, u64, u64));
 
 /// The tensor-byte terms of the pairs.
 fn tensor_terms(pairs: &[PlannedPair]) -> Vec<Term> {
-    let bytes = |t: &Option<super::TensorRef>| t.as_ref().and_then(|t| t.entry.bytes).unwrap_or(0);
     // (from, to) → (tensors, source bytes, target bytes), in order of first appearance.
     let mut groups: Vec<Group> = Vec::new();
     let mut generated = Vec::new();
@@ -105,30 +105,36 @@ fn tensor_terms(pairs: &[PlannedPair]) -> Vec<Term> {
         match (p.kind, &p.source, &p.target) {
             (PairKind::Paired, Some(s), Some(t)) => {
                 let key = (s.entry.dtype.name().into_owned(), t.entry.dtype.name().into_owned());
-                let (sb, tb) = (bytes(&p.source), bytes(&p.target));
+                let (sb, tb) = (p.source_share, p.target_share);
+                let name = t.entry.name.as_str();
                 match groups.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, g)) => *g = (g.0 + 1, g.1.saturating_add(sb), g.2.saturating_add(tb)),
-                    None => groups.push((key, (1, sb, tb))),
+                    Some((_, g)) => {
+                        g.0.insert(name);
+                        g.1 = g.1.saturating_add(sb);
+                        g.2 = g.2.saturating_add(tb);
+                    }
+                    None => groups.push((key, (std::collections::HashSet::from([name]), sb, tb))),
                 }
             }
             (PairKind::Generated, _, Some(t)) => {
-                let mut term = Term::new("generated", format!("generated {} ({})", t.entry.name, t.entry.dtype), i128::from(bytes(&p.target)));
+                let mut term = Term::new("generated", format!("generated {} ({})", t.entry.name, t.entry.dtype), i128::from(p.target_share));
                 term.tensors = Some(1);
                 generated.push(term);
             }
             (PairKind::OnlySource, Some(_), _) => {
                 only_source += 1;
-                only_source_bytes = only_source_bytes.saturating_add(bytes(&p.source));
+                only_source_bytes = only_source_bytes.saturating_add(p.source_share);
             }
             (PairKind::OnlyTarget, _, Some(t)) => {
                 only_target.push(&t.entry.name);
-                only_target_bytes = only_target_bytes.saturating_add(bytes(&p.target));
+                only_target_bytes = only_target_bytes.saturating_add(p.target_share);
             }
             _ => {}
         }
     }
     let mut out = Vec::new();
-    for ((from, to), (n, sb, tb)) in groups {
+    for ((from, to), (names, sb, tb)) in groups {
+        let n = names.len() as u64;
         if from == to && sb == tb {
             continue;
         }

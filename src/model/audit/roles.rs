@@ -35,12 +35,18 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "gemma2" => Family::Gemma2,
         "gemma3" => Family::Gemma3,
         "phi3" => Family::Phi3,
+        "qwen3moe" => Family::Qwen3Moe,
+        "deepseek2" => Family::Deepseek2,
+        "gpt-oss" => Family::GptOss,
+        "granitehybrid" => Family::GraniteHybrid,
+        "mamba2" => Family::Mamba2,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
-pub const SUPPORTED: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3";
+pub const SUPPORTED: &str =
+    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -58,11 +64,62 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     ("mlp.up_proj", "ffn_up"),
     ("mlp.down_proj", "ffn_down"),
     ("mlp.gate_up_proj", "ffn_up"),
+    // MoE routers (qwen3moe / deepseek2 `mlp.gate`, gpt-oss `mlp.router`, granite's
+    // `block_sparse_moe.router.layer`) and shared experts.
+    ("mlp.gate", "ffn_gate_inp"),
+    ("mlp.router", "ffn_gate_inp"),
+    ("block_sparse_moe.router.layer", "ffn_gate_inp"),
+    ("mlp.shared_experts.gate_proj", "ffn_gate_shexp"),
+    ("mlp.shared_experts.up_proj", "ffn_up_shexp"),
+    ("mlp.shared_experts.down_proj", "ffn_down_shexp"),
+    ("shared_mlp.output_linear", "ffn_down_shexp"),
+    // DeepSeek's multi-head latent attention.
+    ("self_attn.q_a_proj", "attn_q_a"),
+    ("self_attn.q_a_layernorm", "attn_q_a_norm"),
+    ("self_attn.q_b_proj", "attn_q_b"),
+    ("self_attn.kv_a_proj_with_mqa", "attn_kv_a_mqa"),
+    ("self_attn.kv_a_layernorm", "attn_kv_a_norm"),
+    // Mamba-2 mixers: granite's `mamba.*`, mamba2's `mixer.*`.
+    ("mamba.in_proj", "ssm_in"),
+    ("mamba.out_proj", "ssm_out"),
+    ("mamba.conv1d", "ssm_conv1d"),
+    ("mamba.norm", "ssm_norm"),
+    ("mixer.in_proj", "ssm_in"),
+    ("mixer.out_proj", "ssm_out"),
+    ("mixer.conv1d", "ssm_conv1d"),
+    ("mixer.norm", "ssm_norm"),
 ];
 
-/// The name without the decoder's `model.` prefix (a bare `*Model` checkpoint has none).
+/// Layer tensors whose last name part is not `weight` / `bias`, and the GGUF name the
+/// converter gives them (`ssm_a` and `ssm_d` have no suffix; `dt_bias` becomes
+/// `ssm_dt.bias`, gpt-oss's `sinks` `attn_sinks.weight`, DeepSeek-V3's router score bias
+/// `exp_probs_b.bias`).
+const SUFFIXLESS: &[(&str, &str)] = &[
+    ("mamba.A_log", "ssm_a"),
+    ("mamba.D", "ssm_d"),
+    ("mamba.dt_bias", "ssm_dt.bias"),
+    ("mixer.A_log", "ssm_a"),
+    ("mixer.D", "ssm_d"),
+    ("mixer.dt_bias", "ssm_dt.bias"),
+    ("self_attn.sinks", "attn_sinks.weight"),
+    ("mlp.gate.e_score_correction_bias", "exp_probs_b.bias"),
+];
+
+/// The name without the decoder's `model.` prefix (a bare `*Model` checkpoint has none;
+/// Mamba-2's is `backbone.`).
 fn strip_model(name: &str) -> &str {
-    name.strip_prefix("model.").unwrap_or(name)
+    name.strip_prefix("model.").or_else(|| name.strip_prefix("backbone.")).unwrap_or(name)
+}
+
+/// A layer tensor's layer number and the rest of its name (`layers.3.mlp.gate.weight` →
+/// (3, "mlp.gate.weight")).
+pub fn layer_of(hf: &str) -> Option<(u64, &str)> {
+    let rest = strip_model(hf).strip_prefix("layers.")?;
+    let (layer, module) = rest.split_once('.')?;
+    if layer.is_empty() || !layer.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((layer.parse().ok()?, module))
 }
 
 /// The GGUF name the converter gives a Hugging Face tensor, `None` when the name has no
@@ -73,14 +130,16 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     let name = strip_model(hf);
     match name {
-        "embed_tokens.weight" => return Some("token_embd.weight".into()),
-        "norm.weight" => return Some("output_norm.weight".into()),
+        "embed_tokens.weight" | "embeddings.weight" => return Some("token_embd.weight".into()),
+        "norm.weight" | "norm_f.weight" => return Some("output_norm.weight".into()),
         _ => {}
     }
-    let rest = name.strip_prefix("layers.")?;
-    let (layer, module) = rest.split_once('.')?;
-    if layer.is_empty() || !layer.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let (layer, module) = layer_of(hf)?;
+    if let Some((_, g)) = SUFFIXLESS.iter().find(|(m, _)| *m == module) {
+        return Some(format!("blk.{layer}.{g}"));
+    }
+    if family == Family::Mamba2 && module == "norm.weight" {
+        return Some(format!("blk.{layer}.attn_norm.weight"));
     }
     let (module, suffix) = module.rsplit_once('.')?;
     if suffix != "weight" && suffix != "bias" {
@@ -88,7 +147,7 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     let role = if module == "post_attention_layernorm" {
         match family {
-            Family::Gemma2 | Family::Gemma3 => "post_attention_norm",
+            Family::Gemma2 | Family::Gemma3 | Family::GptOss => "post_attention_norm",
             _ => "ffn_norm",
         }
     } else {
@@ -106,9 +165,11 @@ pub enum QkRole {
     K,
 }
 
-/// Whether the converter permutes this tensor's rows (llama family only).
+/// Whether the converter permutes this tensor's rows (the llama family, and granite's
+/// attention layers: `GraniteHybridModel` has `undo_permute = True` and hands them to the
+/// llama converter).
 pub fn qk_role(family: Family, hf: &str) -> Option<QkRole> {
-    if family != Family::Llama {
+    if !matches!(family, Family::Llama | Family::GraniteHybrid) {
         return None;
     }
     let name = strip_model(hf);
@@ -132,14 +193,54 @@ pub fn norm_shift(family: Family, hf: &str) -> f32 {
     }
 }
 
+/// A value the converter computes from the source's (undone by the comparator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueOp {
+    /// Mamba-2's `A_log` is written as `ssm_a = -exp(A_log)` (`conversion/mamba.py`,
+    /// computed by torch in f32 from the BF16 value widened to f32).
+    NegExp,
+}
+
+pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
+    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2);
+    (ssm && hf.ends_with(".A_log")).then_some(ValueOp::NegExp)
+}
+
+/// Whether the converter reshapes this target's data without moving it: Mamba-2's
+/// `ssm_a` / `ssm_d` (`[n_head]` → `[n_head, 1]`), `ssm_conv1d.weight` (`[C, 1, K]`
+/// squeezed to `[C, K]`) and `ssm_norm.weight` (`[d_inner]` → `[n_group,
+/// d_inner / n_group]`). Row-major order is kept, so the bytes compare as they are.
+pub fn reshaped_by_converter(family: Family, gguf: &str) -> bool {
+    matches!(family, Family::GraniteHybrid | Family::Mamba2)
+        && gguf.strip_prefix("blk.").and_then(|r| r.split_once('.')).is_some_and(|(_, role)| {
+            matches!(role, "ssm_a" | "ssm_d" | "ssm_conv1d.weight" | "ssm_norm.weight")
+        })
+}
+
 /// Why the converter writes no GGUF tensor for this source tensor, when it skips it by
 /// design.
-pub fn dropped_by_converter(family: Family, hf: &str) -> Option<&'static str> {
+///
+/// `layers` is config.json's `num_hidden_layers`: DeepSeek's converter drops every layer
+/// at or past it (V3's multi-token-prediction layer 61), and its `lm_head.weight` when
+/// `tied` (`tie_word_embeddings`).
+pub fn dropped_by_converter(family: Family, hf: &str, layers: Option<u64>, tied: bool) -> Option<String> {
     if hf.ends_with(".rotary_emb.inv_freq") {
-        return Some("the converter skips rotary-embedding buffers (llama.cpp computes them)");
+        return Some("the converter skips rotary-embedding buffers (llama.cpp computes them)".into());
     }
     if hf == "lm_head.weight" && matches!(family, Family::Gemma | Family::Gemma2) {
-        return Some("the gemma converter skips lm_head.weight (the output layer uses the embedding)");
+        return Some("the gemma converter skips lm_head.weight (the output layer uses the embedding)".into());
+    }
+    if family == Family::Deepseek2 {
+        if hf == "lm_head.weight" && tied {
+            return Some("the deepseek2 converter skips lm_head.weight when tie_word_embeddings is true".into());
+        }
+        if let (Some((layer, _)), Some(n)) = (layer_of(hf), layers) {
+            if layer >= n {
+                return Some(format!(
+                    "dropped by design: the deepseek2 converter skips layers from num_hidden_layers ({n}) on, the multi-token-prediction (MTP) layers"
+                ));
+            }
+        }
     }
     None
 }

@@ -36,6 +36,9 @@ fn num(v: Option<f64>) -> String {
 /// A pair's details: the numbers, the first mismatch, the reason or hint.
 fn details(p: &PairReport) -> String {
     let mut parts = Vec::new();
+    if let Some(part) = &p.part {
+        parts.push(part.label());
+    }
     if let (Some(c), true) = (p.count, p.verdict != Verdict::Exact) {
         if c > 0 {
             parts.push(format!("max_abs {} · rmse {} · max_rel {}", num(p.max_abs), num(p.rmse), num(p.max_rel)));

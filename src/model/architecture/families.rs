@@ -1,0 +1,265 @@
+//! The tensor inventory of the MoE, MLA and hybrid families, as transformers 4.57 names
+//! them in `state_dict()` (its `modeling_qwen3_moe.py`, `modeling_deepseek_v3.py`,
+//! `modeling_gpt_oss.py`, `modeling_granitemoehybrid.py`, `modeling_mamba2.py`):
+//!
+//! - **qwen3_moe**: qwen3 attention (q/k norms of `head_dim`); a layer is sparse unless it
+//!   is in `mlp_only_layers` or `(layer + 1) % decoder_sparse_step != 0`: then a router
+//!   `mlp.gate [num_experts, hidden]` and `mlp.experts.{e}.{gate,up,down}_proj` of
+//!   `moe_intermediate_size`; dense layers have `intermediate_size`;
+//! - **deepseek_v2 / v3**: MLA — `q_a_proj [q_lora_rank, hidden]`, `q_a_layernorm`,
+//!   `q_b_proj [heads·(nope + rope), q_lora_rank]` (or `q_proj` when `q_lora_rank` is null),
+//!   `kv_a_proj_with_mqa [kv_lora_rank + rope, hidden]`, `kv_a_layernorm [kv_lora_rank]`,
+//!   `kv_b_proj [heads·(nope + v_head_dim), kv_lora_rank]`, `o_proj [hidden, heads·v]`; the
+//!   first `first_k_dense_replace` layers dense, the rest a router, `n_routed_experts`
+//!   experts and a shared MLP of `n_shared_experts · moe_intermediate_size`; V3's router
+//!   has the `e_score_correction_bias [n_routed_experts]` buffer (V2's only with
+//!   `topk_method: noaux_tc`);
+//! - **gpt_oss**: biased q/k/v/o, `self_attn.sinks [heads]`, `mlp.router.{weight,bias}`,
+//!   fused `mlp.experts.gate_up_proj [E, hidden, 2·intermediate]` (+ `_bias [E, 2·inter]`),
+//!   `down_proj [E, inter, hidden]` (+ `_bias [E, hidden]`);
+//! - **granitemoehybrid**: per `layer_types` a Mamba-2 mixer (`mamba.*`) or attention
+//!   (`self_attn.*`, head_dim hidden / heads); every layer a fused MoE
+//!   (`block_sparse_moe.input_linear [E, 2·inter, hidden]`, `output_linear [E, hidden,
+//!   inter]`, `router.layer [E, hidden]`) when `num_local_experts` > 0 and a shared MLP
+//!   (`shared_mlp.input_linear [2·shared, hidden]`, `output_linear`) when
+//!   `shared_intermediate_size` > 0;
+//! - **mamba2**: `backbone.embeddings`, per layer `norm` and the mixer, `backbone.norm_f`.
+//!
+//! The Mamba-2 mixer: `d_inner = num_heads · head_dim`, `conv_dim = d_inner +
+//! 2 · n_groups · state_size`; `in_proj [d_inner + conv_dim + num_heads, hidden]`,
+//! `conv1d.weight [conv_dim, 1, conv_kernel]` (+ bias), `A_log`, `D`, `dt_bias`
+//! `[num_heads]`, `norm.weight [d_inner]`, `out_proj [hidden, d_inner]`.
+
+use super::{Architecture, Expected, Family};
+use serde_json::Value;
+
+/// A positive integer of the config (the first of `keys` given).
+fn get(arch: &Architecture, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| arch.raw.get(*k).and_then(Value::as_u64)).filter(|n| *n <= super::MAX_DIM)
+}
+
+fn flag(arch: &Architecture, key: &str, default: bool) -> bool {
+    arch.raw.get(key).and_then(Value::as_bool).unwrap_or(default)
+}
+
+struct Out {
+    list: Vec<Expected>,
+}
+
+impl Out {
+    fn push(&mut self, name: String, shape: Vec<u64>, why: impl Into<String>) {
+        self.list.push(Expected { name, shape, why: why.into() });
+    }
+}
+
+fn mul(a: u64, b: u64) -> Option<u64> {
+    a.checked_mul(b)
+}
+
+/// q/k/v/o projections of `heads` × `hd` (and `kv` KV heads), with biases when `bias`.
+fn attention(o: &mut Out, l: &str, hidden: u64, heads: u64, kv: u64, hd: u64, bias: bool) -> Option<()> {
+    let (q_out, kv_out) = (mul(heads, hd)?, mul(kv, hd)?);
+    let why = |n: u64, what: &str| format!("{what} {n} × head_dim {hd}, hidden_size {hidden}");
+    o.push(format!("{l}self_attn.q_proj.weight"), vec![q_out, hidden], why(heads, "heads"));
+    o.push(format!("{l}self_attn.k_proj.weight"), vec![kv_out, hidden], why(kv, "kv_heads"));
+    o.push(format!("{l}self_attn.v_proj.weight"), vec![kv_out, hidden], why(kv, "kv_heads"));
+    o.push(format!("{l}self_attn.o_proj.weight"), vec![hidden, q_out], format!("hidden_size {hidden}, heads {heads} × head_dim {hd}"));
+    if bias {
+        o.push(format!("{l}self_attn.q_proj.bias"), vec![q_out], format!("heads {heads} × head_dim {hd}"));
+        o.push(format!("{l}self_attn.k_proj.bias"), vec![kv_out], format!("kv_heads {kv} × head_dim {hd}"));
+        o.push(format!("{l}self_attn.v_proj.bias"), vec![kv_out], format!("kv_heads {kv} × head_dim {hd}"));
+        o.push(format!("{l}self_attn.o_proj.bias"), vec![hidden], format!("hidden_size {hidden}"));
+    }
+    Some(())
+}
+
+/// gate/up/down of width `ff` under `m` (`mlp.`, `mlp.experts.3.`, `mlp.shared_experts.`).
+fn mlp(o: &mut Out, m: &str, hidden: u64, ff: u64, what: &str) {
+    o.push(format!("{m}gate_proj.weight"), vec![ff, hidden], format!("{what} {ff}, hidden_size {hidden}"));
+    o.push(format!("{m}up_proj.weight"), vec![ff, hidden], format!("{what} {ff}, hidden_size {hidden}"));
+    o.push(format!("{m}down_proj.weight"), vec![hidden, ff], format!("hidden_size {hidden}, {what} {ff}"));
+}
+
+/// Routed experts one by one under `{l}mlp.experts.{e}.` and the router `{l}mlp.gate`.
+fn experts(o: &mut Out, l: &str, hidden: u64, n: u64, ff: u64) {
+    o.push(format!("{l}mlp.gate.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+    for e in 0..n {
+        mlp(o, &format!("{l}mlp.experts.{e}."), hidden, ff, &format!("expert {e} of {n}: moe_intermediate_size"));
+    }
+}
+
+/// A Mamba-2 mixer under `m`.
+fn mamba(o: &mut Out, m: &str, hidden: u64, c: &Mamba) -> Option<()> {
+    let d_inner = mul(c.heads, c.head_dim)?;
+    let conv_dim = d_inner.checked_add(mul(2, mul(c.groups, c.state)?)?)?;
+    let in_proj = d_inner.checked_add(conv_dim)?.checked_add(c.heads)?;
+    let d = format!("d_inner {d_inner} = {} heads × {}", c.heads, c.head_dim);
+    o.push(format!("{m}in_proj.weight"), vec![in_proj, hidden], format!("{d} + conv_dim {conv_dim} + {} heads, hidden_size {hidden}", c.heads));
+    if c.proj_bias {
+        o.push(format!("{m}in_proj.bias"), vec![in_proj], format!("{d} + conv_dim {conv_dim} + heads"));
+    }
+    o.push(format!("{m}conv1d.weight"), vec![conv_dim, 1, c.kernel], format!("conv_dim {conv_dim} = d_inner + 2 × {} groups × state {}, kernel {}", c.groups, c.state, c.kernel));
+    if c.conv_bias {
+        o.push(format!("{m}conv1d.bias"), vec![conv_dim], format!("conv_dim {conv_dim}"));
+    }
+    for p in ["A_log", "D", "dt_bias"] {
+        o.push(format!("{m}{p}"), vec![c.heads], format!("{} heads", c.heads));
+    }
+    o.push(format!("{m}norm.weight"), vec![d_inner], d.clone());
+    o.push(format!("{m}out_proj.weight"), vec![hidden, d_inner], format!("hidden_size {hidden}, {d}"));
+    if c.proj_bias {
+        o.push(format!("{m}out_proj.bias"), vec![hidden], format!("hidden_size {hidden}"));
+    }
+    Some(())
+}
+
+struct Mamba {
+    heads: u64,
+    head_dim: u64,
+    groups: u64,
+    state: u64,
+    kernel: u64,
+    conv_bias: bool,
+    proj_bias: bool,
+}
+
+/// The inventory, or `None` when a dimension it needs is missing.
+pub fn expected_tensors(arch: &Architecture, prefix: &str) -> Option<Vec<Expected>> {
+    let hidden = arch.hidden_size?;
+    let vocab = arch.vocab_size?;
+    let layers = arch.layers?;
+    let mut o = Out { list: Vec::new() };
+    let prefix = if arch.family == Family::Mamba2 { "backbone." } else { prefix };
+    let embed = if arch.family == Family::Mamba2 { "embeddings" } else { "embed_tokens" };
+    o.push(format!("{prefix}{embed}.weight"), vec![vocab, hidden], format!("vocab_size {vocab} × hidden_size {hidden}"));
+    for i in 0..layers {
+        let l = format!("{prefix}layers.{i}.");
+        layer(arch, &mut o, &l, i, hidden)?;
+    }
+    let final_norm = if arch.family == Family::Mamba2 { "norm_f" } else { "norm" };
+    o.push(format!("{prefix}{final_norm}.weight"), vec![hidden], format!("hidden_size {hidden}"));
+    if !arch.tie_word_embeddings {
+        o.push("lm_head.weight".into(), vec![vocab, hidden], format!("vocab_size {vocab} × hidden_size {hidden}, tie_word_embeddings false"));
+    }
+    Some(o.list)
+}
+
+fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Option<()> {
+    let norm = |o: &mut Out, name: &str| o.push(format!("{l}{name}.weight"), vec![hidden], format!("hidden_size {hidden}"));
+    match arch.family {
+        Family::Qwen3Moe => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+            o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
+            o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
+            norm(o, "post_attention_layernorm");
+            let n = get(arch, &["num_experts"]).unwrap_or(0);
+            let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
+            let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
+            if n > 0 && !dense_only && (i + 1).is_multiple_of(step) {
+                experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
+            } else {
+                mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
+            }
+        }
+        Family::Deepseek2 => {
+            let heads = arch.attention_heads?;
+            let (nope, rope, v) = (get(arch, &["qk_nope_head_dim"])?, get(arch, &["qk_rope_head_dim"])?, get(arch, &["v_head_dim"])?);
+            let kv_lora = get(arch, &["kv_lora_rank"])?;
+            let qk = nope.checked_add(rope)?;
+            norm(o, "input_layernorm");
+            match get(arch, &["q_lora_rank"]) {
+                Some(q_lora) => {
+                    o.push(format!("{l}self_attn.q_a_proj.weight"), vec![q_lora, hidden], format!("q_lora_rank {q_lora}, hidden_size {hidden}"));
+                    o.push(format!("{l}self_attn.q_a_layernorm.weight"), vec![q_lora], format!("q_lora_rank {q_lora}"));
+                    o.push(format!("{l}self_attn.q_b_proj.weight"), vec![mul(heads, qk)?, q_lora], format!("heads {heads} × (qk_nope {nope} + qk_rope {rope}), q_lora_rank {q_lora}"));
+                }
+                None => o.push(format!("{l}self_attn.q_proj.weight"), vec![mul(heads, qk)?, hidden], format!("heads {heads} × (qk_nope {nope} + qk_rope {rope}), hidden_size {hidden}")),
+            }
+            o.push(format!("{l}self_attn.kv_a_proj_with_mqa.weight"), vec![kv_lora.checked_add(rope)?, hidden], format!("kv_lora_rank {kv_lora} + qk_rope {rope}, hidden_size {hidden}"));
+            o.push(format!("{l}self_attn.kv_a_layernorm.weight"), vec![kv_lora], format!("kv_lora_rank {kv_lora}"));
+            o.push(format!("{l}self_attn.kv_b_proj.weight"), vec![mul(heads, nope.checked_add(v)?)?, kv_lora], format!("heads {heads} × (qk_nope {nope} + v_head_dim {v}), kv_lora_rank {kv_lora}"));
+            o.push(format!("{l}self_attn.o_proj.weight"), vec![hidden, mul(heads, v)?], format!("hidden_size {hidden}, heads {heads} × v_head_dim {v}"));
+            norm(o, "post_attention_layernorm");
+            let dense = get(arch, &["first_k_dense_replace"]).unwrap_or(0);
+            let n = get(arch, &["n_routed_experts"]).unwrap_or(0);
+            if i < dense || n == 0 {
+                mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, &format!("a leading dense layer (first_k_dense_replace {dense}): intermediate_size"));
+            } else {
+                let ff = get(arch, &["moe_intermediate_size"])?;
+                experts(o, l, hidden, n, ff);
+                let v3 = arch.model_type.as_deref() == Some("deepseek_v3");
+                if v3 || arch.raw.get("topk_method").and_then(Value::as_str) == Some("noaux_tc") {
+                    o.push(format!("{l}mlp.gate.e_score_correction_bias"), vec![n], format!("{n} experts (the router's score bias)"));
+                }
+                let shared = get(arch, &["n_shared_experts"]).unwrap_or(0);
+                if shared > 0 {
+                    mlp(o, &format!("{l}mlp.shared_experts."), hidden, mul(shared, ff)?, &format!("n_shared_experts {shared} × moe_intermediate_size"));
+                }
+            }
+        }
+        Family::GptOss => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            let (n, ff) = (get(arch, &["num_local_experts"])?, arch.intermediate_size?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, flag(arch, "attention_bias", true))?;
+            o.push(format!("{l}self_attn.sinks"), vec![heads], format!("heads {heads} (attention sinks)"));
+            norm(o, "post_attention_layernorm");
+            o.push(format!("{l}mlp.router.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+            o.push(format!("{l}mlp.router.bias"), vec![n], format!("{n} experts"));
+            let ff2 = mul(2, ff)?;
+            o.push(format!("{l}mlp.experts.gate_up_proj"), vec![n, hidden, ff2], format!("{n} experts, hidden_size {hidden}, 2 × intermediate_size {ff} (gate and up interleaved)"));
+            o.push(format!("{l}mlp.experts.gate_up_proj_bias"), vec![n, ff2], format!("{n} experts, 2 × intermediate_size {ff}"));
+            o.push(format!("{l}mlp.experts.down_proj"), vec![n, ff, hidden], format!("{n} experts, intermediate_size {ff}, hidden_size {hidden}"));
+            o.push(format!("{l}mlp.experts.down_proj_bias"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+        }
+        Family::GraniteHybrid => {
+            norm(o, "input_layernorm");
+            let kind = arch.raw.get("layer_types").and_then(Value::as_array).and_then(|a| a.get(usize::try_from(i).ok()?)).and_then(Value::as_str).unwrap_or("attention");
+            if kind == "mamba" {
+                let c = Mamba {
+                    heads: get(arch, &["mamba_n_heads"])?,
+                    head_dim: get(arch, &["mamba_d_head"])?,
+                    groups: get(arch, &["mamba_n_groups"]).unwrap_or(1),
+                    state: get(arch, &["mamba_d_state"])?,
+                    kernel: get(arch, &["mamba_d_conv"])?,
+                    conv_bias: flag(arch, "mamba_conv_bias", true),
+                    proj_bias: flag(arch, "mamba_proj_bias", false),
+                };
+                mamba(o, &format!("{l}mamba."), hidden, &c)?;
+            } else {
+                let (heads, kv) = (arch.attention_heads?, arch.kv_heads?);
+                attention(o, l, hidden, heads, kv, hidden.checked_div(heads)?, arch.attention_bias)?;
+            }
+            norm(o, "post_attention_layernorm");
+            let n = get(arch, &["num_local_experts"]).unwrap_or(0);
+            let ff = arch.intermediate_size?;
+            if n > 0 {
+                o.push(format!("{l}block_sparse_moe.input_linear.weight"), vec![n, mul(2, ff)?, hidden], format!("{n} experts, 2 × intermediate_size {ff} (gate, up), hidden_size {hidden}"));
+                o.push(format!("{l}block_sparse_moe.output_linear.weight"), vec![n, hidden, ff], format!("{n} experts, hidden_size {hidden}, intermediate_size {ff}"));
+                o.push(format!("{l}block_sparse_moe.router.layer.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+            }
+            let shared = get(arch, &["shared_intermediate_size"]).unwrap_or(0);
+            if shared > 0 {
+                o.push(format!("{l}shared_mlp.input_linear.weight"), vec![mul(2, shared)?, hidden], format!("2 × shared_intermediate_size {shared}, hidden_size {hidden}"));
+                o.push(format!("{l}shared_mlp.output_linear.weight"), vec![hidden, shared], format!("hidden_size {hidden}, shared_intermediate_size {shared}"));
+            }
+        }
+        Family::Mamba2 => {
+            o.push(format!("{l}norm.weight"), vec![hidden], format!("hidden_size {hidden}"));
+            let c = Mamba {
+                heads: get(arch, &["num_heads"])?,
+                head_dim: get(arch, &["head_dim"])?,
+                groups: get(arch, &["n_groups"]).unwrap_or(1),
+                state: get(arch, &["state_size"])?,
+                kernel: get(arch, &["conv_kernel"])?,
+                conv_bias: flag(arch, "use_conv_bias", true),
+                proj_bias: flag(arch, "use_bias", false),
+            };
+            mamba(o, &format!("{l}mixer."), hidden, &c)?;
+        }
+        _ => return None,
+    }
+    Some(())
+}

@@ -1,0 +1,142 @@
+//! The architecture check (config.json against the tensors) for the MoE, MLA and hybrid
+//! families: on the fixtures of tests/fixtures/families (config.json and safetensors
+//! written by transformers 4.57; the tensor list from the safetensors header as
+//! expected/<family>.json records it) every tensor is expected with its shape and the
+//! parameters add up; a changed config or a checkpoint with one tensor removed fails,
+//! naming the tensor.
+
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tensorpeek::error::Code;
+use tensorpeek::model::architecture::{check_inventory, Architecture, Family, InventoryCheck, Present};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/families")
+}
+
+fn expected(family: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(format!("expected/{family}.json"))).unwrap().replace("Infinity", "null");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The HF tensors as (name, shape, elements).
+fn tensors(exp: &Value) -> Vec<(String, Vec<u64>, u64)> {
+    exp["hf"]["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let shape: Vec<u64> = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+            let n = shape.iter().product();
+            (t["name"].as_str().unwrap().to_string(), shape, n)
+        })
+        .collect()
+}
+
+fn check(config: &Value, list: &[(String, Vec<u64>, u64)]) -> (InventoryCheck, Vec<tensorpeek::error::Finding>) {
+    let (arch, findings) = Architecture::from_config(config, "config.json");
+    assert!(findings.is_empty(), "{findings:?}");
+    let present: Vec<Present<'_>> = list.iter().map(|(n, s, p)| Present { name: n, shape: s, params: Some(*p), file: "model.safetensors" }).collect();
+    check_inventory(&arch, &present, &BTreeSet::new())
+}
+
+const FAMILIES: &[(&str, Family)] = &[
+    ("qwen3moe", Family::Qwen3Moe),
+    ("deepseek3", Family::Deepseek2),
+    ("gptoss", Family::GptOss),
+    ("granitehybrid", Family::GraniteHybrid),
+    ("mamba2", Family::Mamba2),
+];
+
+#[test]
+fn every_fixture_checkpoint_matches_its_config() {
+    for &(family, fam) in FAMILIES {
+        let exp = expected(family);
+        let list = tensors(&exp);
+        let (arch, _) = Architecture::from_config(&exp["hf"]["config"], "config.json");
+        assert_eq!(arch.family, fam, "{family}");
+        let (c, f) = check(&exp["hf"]["config"], &list);
+        assert!(f.is_empty(), "{family}: {f:?}");
+        let params: u64 = list.iter().map(|t| t.2).sum();
+        assert_eq!(
+            (c.checked, c.expected_tensors, c.matched, c.missing, c.unexpected, c.shape_mismatches, c.expected_params),
+            (true, list.len() as u64, list.len() as u64, 0, 0, 0, Some(params)),
+            "{family}"
+        );
+    }
+}
+
+/// The tensor names a check's findings of `code` name.
+fn named(f: &[tensorpeek::error::Finding], code: Code) -> BTreeSet<String> {
+    f.iter().filter(|x| x.code == code).filter_map(|x| x.tensor.clone()).collect()
+}
+
+#[test]
+fn one_expert_removed_is_named() {
+    let exp = expected("qwen3moe");
+    let mut list = tensors(&exp);
+    list.retain(|t| t.0 != "model.layers.1.mlp.experts.5.up_proj.weight");
+    let (c, f) = check(&exp["hf"]["config"], &list);
+    assert_eq!((c.missing, c.unexpected, c.shape_mismatches), (1, 0, 0));
+    assert_eq!(named(&f, Code::MissingTensor), BTreeSet::from(["model.layers.1.mlp.experts.5.up_proj.weight".to_string()]));
+    let m = f.iter().find(|x| x.code == Code::MissingTensor).unwrap();
+    assert!(m.message.contains("expert 5 of 8"), "{}", m.message);
+
+    // DeepSeek: the router's score bias and a shared expert of layer 2.
+    let exp = expected("deepseek3");
+    let mut list = tensors(&exp);
+    list.retain(|t| !matches!(t.0.as_str(), "model.layers.2.mlp.gate.e_score_correction_bias" | "model.layers.2.mlp.shared_experts.down_proj.weight"));
+    let (_, f) = check(&exp["hf"]["config"], &list);
+    assert_eq!(
+        named(&f, Code::MissingTensor),
+        BTreeSet::from(["model.layers.2.mlp.gate.e_score_correction_bias".to_string(), "model.layers.2.mlp.shared_experts.down_proj.weight".to_string()])
+    );
+
+    // gpt-oss: the sinks of layer 0.
+    let exp = expected("gptoss");
+    let mut list = tensors(&exp);
+    list.retain(|t| t.0 != "model.layers.0.self_attn.sinks");
+    let (_, f) = check(&exp["hf"]["config"], &list);
+    assert_eq!(named(&f, Code::MissingTensor), BTreeSet::from(["model.layers.0.self_attn.sinks".to_string()]));
+}
+
+#[test]
+fn a_changed_config_names_the_tensors() {
+    let cases: &[(&str, &str, Value, &[&str], &[&str], &[&str])] = &[
+        // (family, key, value, missing, unexpected, misshapen)
+        ("qwen3moe", "num_experts", json!(7), &[], &["model.layers.0.mlp.experts.7.down_proj.weight"], &["model.layers.0.mlp.gate.weight"]),
+        // Two leading dense layers: layer 1 should have a dense MLP, not experts.
+        ("deepseek3", "first_k_dense_replace", json!(2), &["model.layers.1.mlp.gate_proj.weight"], &["model.layers.1.mlp.gate.weight"], &[]),
+        ("deepseek3", "kv_lora_rank", json!(32), &[], &[], &["model.layers.0.self_attn.kv_a_layernorm.weight", "model.layers.0.self_attn.kv_b_proj.weight"]),
+        ("gptoss", "num_local_experts", json!(8), &[], &[], &["model.layers.1.mlp.experts.gate_up_proj", "model.layers.1.mlp.router.bias"]),
+        ("granitehybrid", "layer_types", json!(["mamba", "mamba", "mamba", "mamba"]), &["model.layers.2.mamba.A_log"], &["model.layers.2.self_attn.q_proj.weight"], &[]),
+        ("mamba2", "state_size", json!(32), &[], &[], &["backbone.layers.0.mixer.conv1d.weight", "backbone.layers.1.mixer.in_proj.weight"]),
+    ];
+    for (family, key, value, missing, unexpected, misshapen) in cases {
+        let exp = expected(family);
+        let mut config = exp["hf"]["config"].clone();
+        config[*key] = value.clone();
+        let (c, f) = check(&config, &tensors(&exp));
+        let id = format!("{family} {key} = {value}");
+        assert!(c.missing + c.unexpected + c.shape_mismatches > 0, "{id}: passed");
+        for (code, names) in [(Code::MissingTensor, missing), (Code::UnexpectedTensor, unexpected), (Code::ShapeMismatch, misshapen)] {
+            let got = named(&f, code);
+            for n in names.iter() {
+                assert!(got.contains(*n), "{id}: no {code:?} for {n}; got {got:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn deepseek_mtp_layers_are_named_as_such() {
+    let exp = expected("deepseek3");
+    let mut list = tensors(&exp);
+    // A checkpoint with DeepSeek-V3's layer past num_hidden_layers (its MTP layer).
+    list.push(("model.layers.3.eh_proj.weight".into(), vec![64, 128], 64 * 128));
+    let (c, f) = check(&exp["hf"]["config"], &list);
+    assert_eq!((c.missing, c.unexpected), (0, 1));
+    let u = f.iter().find(|x| x.code == Code::UnexpectedTensor).unwrap();
+    assert!(u.message.contains("multi-token-prediction (MTP) layer") && !u.is_error(), "{}", u.message);
+}

@@ -1,0 +1,172 @@
+//! The conversion audit on the model-family fixtures (tests/fixtures/families: tiny
+//! checkpoints written by transformers 4.57 and converted by llama.cpp's own
+//! convert_hf_to_gguf.py to BF16 and Q8_0). For every family, both conversions audit as
+//! exact (Q8_0: the quantized pairs `close` with `requant_exact: true`, everything else
+//! exact), every GGUF tensor (from gguf-py's list in expected/<family>.json) is the target
+//! of a pair, the pair counts are the ones the converter's transforms give, and the size
+//! reconciliation adds up.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/families")
+}
+
+fn audit(source: &str, target: &Path) -> (Value, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorpeek"))
+        .current_dir(root())
+        .args(["audit", source, "--against"])
+        .arg(target)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (report["audit"].clone(), out.status.code().unwrap_or(-1))
+}
+
+fn expected(family: &str) -> Value {
+    // Python's json writes mamba2's time_step_limit as Infinity.
+    let text = std::fs::read_to_string(root().join(format!("expected/{family}.json"))).unwrap().replace("Infinity", "null");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (family, pairs, sliced pairs): the pairs are the HF tensors plus, for each tensor the
+/// converter splits, its pieces beyond the first (plus llama's generated rope_freqs).
+const FAMILIES: &[(&str, usize, usize)] = &[
+    ("llama", 22, 0),
+    ("qwen3", 35, 0),
+    ("gemma3", 93, 0),
+    // 69 HF tensors; the 48 per-expert ones are expert slices of ffn_*_exps.
+    ("qwen3moe", 69, 48),
+    // 91 HF tensors; each of the 3 kv_b_proj is 4 k heads + 4 v heads (+7 each); 2 MoE
+    // layers × 3 × 8 experts = 48 slices, + 24 kv_b pieces.
+    ("deepseek3", 112, 72),
+    // 37 HF tensors; per layer gate_up_proj and its bias are 2 × 4 pieces each, down_proj
+    // and its bias 4 each (+20 a layer): 2 × 24 sliced pairs.
+    ("gptoss", 77, 48),
+    // 58 HF tensors; per layer input_linear 2 × 4, output_linear 4, shared input_linear 2
+    // (+11 a layer): 4 × 14 sliced pairs.
+    ("granitehybrid", 102, 56),
+    ("mamba2", 21, 0),
+];
+
+#[test]
+fn every_family_audits_exact_in_bf16_and_q8_0() {
+    let mut errors = Vec::new();
+    for &(family, n_pairs, n_sliced) in FAMILIES {
+        let exp = expected(family);
+        for out_type in ["BF16", "Q8_0"] {
+            let id = format!("{family} {out_type}");
+            let file = root().join(format!("gguf/{family}-{out_type}.gguf"));
+            let (a, status) = audit(&format!("hf/{family}"), &file);
+            if status != 0 || a["ok"] != Value::Bool(true) || a["complete"] != Value::Bool(true) {
+                errors.push(format!("{id}: status {status}, ok {}, {}", a["ok"], a["summary_line"]));
+            }
+            let pairs = a["pairs"].as_array().unwrap();
+            if pairs.len() != n_pairs {
+                errors.push(format!("{id}: {} pairs, expected {n_pairs}", pairs.len()));
+            }
+            let sliced = pairs.iter().filter(|p| p.get("part").is_some()).count();
+            if sliced != n_sliced {
+                errors.push(format!("{id}: {sliced} sliced pairs, expected {n_sliced}"));
+            }
+            for p in pairs {
+                let v = p["verdict"].as_str().unwrap();
+                let ok = match (out_type, v) {
+                    (_, "exact") => p["requant_exact"].is_null(),
+                    (_, "generated_ok") => family == "llama",
+                    ("Q8_0", "close") => p["target_dtype"] == "Q8_0" && p["requant_exact"] == Value::Bool(true),
+                    _ => false,
+                };
+                if !ok {
+                    errors.push(format!("{id}: {} ↔ {}: {v} (requant_exact {})", p["source"], p["target"], p["requant_exact"]));
+                }
+            }
+            // Every GGUF tensor gguf-py's reader lists is some pair's target.
+            let targets: BTreeSet<&str> = pairs.iter().filter_map(|p| p["target"].as_str()).collect();
+            let listed: BTreeSet<&str> = exp["gguf"][out_type]["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+            if targets != listed {
+                errors.push(format!("{id}: targets differ from gguf-py's list: {:?}", targets.symmetric_difference(&listed).collect::<Vec<_>>()));
+            }
+            let sources: BTreeSet<&str> = pairs.iter().filter_map(|p| p["source"].as_str()).collect();
+            let hf: BTreeSet<&str> = exp["hf"]["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+            if sources != hf {
+                errors.push(format!("{id}: sources differ from the safetensors header: {:?}", sources.symmetric_difference(&hf).collect::<Vec<_>>()));
+            }
+            for what in ["tensor_bytes", "file_bytes"] {
+                let b = &a["reconciliation"][what];
+                if b["adds_up"] != Value::Bool(true) || b["terms"].as_array().unwrap().iter().any(|t| t["key"] == "unexplained") {
+                    errors.push(format!("{id}: {what} does not add up: {b}"));
+                }
+            }
+            // The tensor bytes are the files' own: gguf-py's n_bytes summed.
+            let t_bytes: u64 = exp["gguf"][out_type]["tensors"].as_array().unwrap().iter().map(|t| t["n_bytes"].as_u64().unwrap()).sum();
+            if a["reconciliation"]["tensor_bytes"]["target"] != t_bytes {
+                errors.push(format!("{id}: target tensor bytes {} ≠ gguf-py's {t_bytes}", a["reconciliation"]["tensor_bytes"]["target"]));
+            }
+            let line = a["summary_line"].as_str().unwrap_or("");
+            let with_source = n_pairs - usize::from(family == "llama");
+            let want_prefix = if out_type == "BF16" { format!("{with_source}/{with_source} exact") } else { String::new() };
+            if !line.starts_with(&want_prefix) {
+                errors.push(format!("{id}: summary line {line:?}, expected to start {want_prefix:?}"));
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// Each sliced pair names its part, and the transforms say what the converter did.
+#[test]
+fn sliced_pairs_name_the_expert_head_or_half() {
+    let find = |a: &Value, source: &str, target: &str, index: u64| -> Value {
+        a["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["source"] == source && p["target"] == target && p["part"]["index"] == index)
+            .cloned()
+            .unwrap_or_else(|| panic!("no pair {source} → {target} part {index}"))
+    };
+    let (a, _) = audit("hf/qwen3moe", &root().join("gguf/qwen3moe-BF16.gguf"));
+    let p = find(&a, "model.layers.1.mlp.experts.5.up_proj.weight", "blk.1.ffn_up_exps.weight", 5);
+    assert_eq!(p["part"], serde_json::json!({"kind": "expert", "index": 5, "count": 8}));
+    assert_eq!(p["transforms"], serde_json::json!(["ggml_dims_reversed", "expert_slice(expert=5 of 8)"]));
+    assert_eq!(p["count"], 32 * 64);
+
+    let (a, _) = audit("hf/gptoss", &root().join("gguf/gptoss-Q8_0.gguf"));
+    let p = find(&a, "model.layers.1.mlp.experts.gate_up_proj", "blk.1.ffn_up_exps.weight", 3);
+    assert_eq!(p["part"]["split"], "up");
+    assert_eq!(
+        p["transforms"],
+        serde_json::json!(["ggml_dims_reversed", "deinterleave(up: columns 1::2)", "transpose", "expert_slice(expert=3 of 4)", "quantize(BF16→Q8_0)"])
+    );
+    assert_eq!((p["verdict"].as_str(), p["requant_exact"].as_bool()), (Some("close"), Some(true)));
+
+    let (a, _) = audit("hf/deepseek3", &root().join("gguf/deepseek3-BF16.gguf"));
+    let p = find(&a, "model.layers.2.self_attn.kv_b_proj.weight", "blk.2.attn_k_b.weight", 3);
+    assert_eq!(p["part"], serde_json::json!({"kind": "head", "index": 3, "count": 4, "split": "k"}));
+    assert_eq!(p["count"], 64 * 32);
+    let bias = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "model.layers.1.mlp.gate.e_score_correction_bias").cloned().unwrap();
+    assert_eq!(bias["target"], "blk.1.exp_probs_b.bias");
+
+    let (a, _) = audit("hf/granitehybrid", &root().join("gguf/granitehybrid-BF16.gguf"));
+    let p = find(&a, "model.layers.2.shared_mlp.input_linear.weight", "blk.2.ffn_up_shexp.weight", 1);
+    assert_eq!(p["part"], serde_json::json!({"kind": "half", "index": 1, "count": 2, "split": "up"}));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by_source = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap();
+    // Granite's attention layer is Q/K-permuted like llama (n_head 2, n_head_kv 1).
+    assert_eq!(by_source("model.layers.2.self_attn.k_proj.weight")["transforms"], serde_json::json!(["ggml_dims_reversed", "qk_permutation(n_head=1)"]));
+    let a_log = by_source("model.layers.0.mamba.A_log");
+    assert_eq!(a_log["transforms"], serde_json::json!(["ggml_dims_reversed", "reshape([4]→[4, 1])", "neg_exp(A = -exp(A_log))", "widen(BF16→F32)"]));
+    assert_eq!(a_log["verdict"], "exact");
+    // One of its 4 values is torch's expf, 1 ulp from the correctly rounded value (checked
+    // with numpy against the file when the fixtures were read).
+    assert!(a_log["reason"].as_str().unwrap().starts_with("1 value(s) one ulp"), "{a_log}");
+    assert_eq!(by_source("model.layers.0.mamba.conv1d.weight")["transforms"], serde_json::json!(["ggml_dims_reversed", "reshape([160, 1, 4]→[160, 4])", "widen(BF16→F32)"]));
+    let (a, _) = audit("hf/mamba2", &root().join("gguf/mamba2-BF16.gguf"));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "backbone.layers.1.mixer.A_log").cloned().unwrap();
+    assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["reason"].is_null()), (Some("blk.1.ssm_a"), Some("exact"), true));
+}
