@@ -54,10 +54,11 @@ pub fn model_view(p: &ModelViewProps) -> Html {
     let close = p.on_close.reform(|_: MouseEvent| ());
     // The description read from config.json, as the converter would see it.
     let arch = use_memo(c.model.clone(), |m| {
-        let m = &m.as_ref()?.0.model;
-        let config = serde_json::Value::Object(m.architecture.as_ref()?.raw.clone());
+        let data = &m.as_ref()?.0;
+        let config = serde_json::Value::Object(data.model.architecture.as_ref()?.raw.clone());
         let d = Description::from_config(&config)?;
-        let active = d.active_params(m.tensors.iter().map(|t| (t.tensor.name.as_str(), t.tensor.params.unwrap_or(0))));
+        // The merged tensors are in `data.tensors` (the model's own list was moved there).
+        let active = d.active_params(data.tensors.0.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0))));
         Some((Rc::new(d), active))
     });
     let Some(data) = &c.model else {
