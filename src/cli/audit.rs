@@ -14,12 +14,10 @@ use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use super::inspect::{collect, open};
 use crate::fmt::{human_bytes, rate, short, signed, thousands};
 use crate::model::audit::reconcile::Balance;
-use crate::model::audit::{plan, Audit, PairReport, Verdict};
-use crate::report::{FileReport, ModelSection, Report};
-use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
+use crate::model::audit::{Audit, PairReport, Verdict};
+use crate::source::audit::{audit_report, audit_sides, AuditOptions, AuditProgress, OpenedSide};
 use crate::source::file::FileSource;
 use crate::source::set::{open_set, OpenedSet, SetInput, SetOptions};
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,23 +58,12 @@ pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: 
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let (s_side, s_idx) = side_of(&s_set);
-    let (t_side, t_idx) = side_of(&t_set);
-    let plan = match plan(&s_side, &t_side) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("tensorpeek: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let s_src: Vec<&FileSource> = s_idx.iter().filter_map(|&i| s_inputs.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&FileSource> = t_idx.iter().filter_map(|&i| t_inputs.get(i).map(|x| &x.src)).collect();
-
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = Instant::now();
     let options = AuditOptions { first_mismatch, ..AuditOptions::default() };
-    let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, options, |p: &AuditProgress| {
+    let sides = (OpenedSide { inputs: &s_inputs, set: &s_set }, OpenedSide { inputs: &t_inputs, set: &t_set });
+    let result = pollster::block_on(audit_sides(&sides.0, &sides.1, options, |p: &AuditProgress| {
         if show_progress && last.elapsed().as_millis() >= 200 {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -95,23 +82,21 @@ pub fn run(source: &[PathBuf], against: &[PathBuf], json: bool, first_mismatch: 
         }
         true
     }));
+    let (audit, bytes) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let secs = started.elapsed().as_secs_f64();
     if show_progress {
         eprintln!();
     }
     if json {
-        let mut files: Vec<FileReport> = s_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())).collect();
-        files.extend(t_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())));
-        let mut report = Report::new(files);
-        report.model = match (&s_set.checkpoint, t_set.splits.first()) {
-            (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),
-            (None, Some(s)) => Some(ModelSection::Split(Box::new(s.clone()))),
-            (None, None) => None,
-        };
-        report.audit = Some(Box::new(audit.clone()));
-        println!("{}", report.to_json_pretty());
+        println!("{}", audit_report(&s_set, &t_set, &audit).to_json_pretty());
     } else {
-        print_audit(&audit, plan.source_bytes_to_read(), secs);
+        print_audit(&audit, bytes, secs);
     }
     ExitCode::from(if audit.ok { EXIT_SOUND } else { EXIT_FINDINGS })
 }
@@ -136,25 +121,21 @@ pub fn bench(source: &[PathBuf], against: &[PathBuf]) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let (s_side, s_idx) = side_of(&s_set);
-    let (t_side, t_idx) = side_of(&t_set);
-    let plan = match plan(&s_side, &t_side) {
-        Ok(p) => p,
+    let started = Instant::now();
+    let mut target_bytes = 0;
+    let sides = (OpenedSide { inputs: &s_inputs, set: &s_set }, OpenedSide { inputs: &t_inputs, set: &t_set });
+    let result = pollster::block_on(audit_sides(&sides.0, &sides.1, AuditOptions::default(), |p| {
+        target_bytes = p.target_bytes_done;
+        true
+    }));
+    let (audit, bytes) = match result {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("tensorpeek: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let s_src: Vec<&FileSource> = s_idx.iter().filter_map(|&i| s_inputs.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&FileSource> = t_idx.iter().filter_map(|&i| t_inputs.get(i).map(|x| &x.src)).collect();
-    let started = Instant::now();
-    let mut target_bytes = 0;
-    let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, AuditOptions::default(), |p| {
-        target_bytes = p.target_bytes_done;
-        true
-    }));
     let secs = started.elapsed().as_secs_f64();
-    let bytes = plan.source_bytes_to_read();
     println!("bench-audit: {}", audit.summary_line);
     println!(
         "  source {} bytes ({}) + target {} bytes read in {secs:.2} s: {:.2} GB/s of source bytes",
