@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: native core tests, the Blob byte source in headless Chromium
-# (wasm-bindgen-test), the release build of the page, and the Playwright end-to-end tests
-# (including a sparse ~6 GB file generated here). Exits non-zero on any failure.
+# (wasm-bindgen-test), the release build of the page, the Playwright end-to-end tests
+# (including a sparse ~6 GB file generated here), and the npm package from its tarball. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -37,6 +37,10 @@ python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 step "Playwright end-to-end (node --test)"
 node --test --test-concurrency=1 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
 summary+=("e2e:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/e2e.log" | tr '\n' ' ')")
+
+step "npm package (build, pack, install the tarball; Node 20, Chromium, tsc)"
+scripts/test-npm.sh 2>&1 | tee "$LOGS/npm.log"
+summary+=("npm:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/npm.log" | tr '\n' ' ')$(grep -E '^npm (tarball|wasm):' "$LOGS/npm.log" | tr '\n' ' ')")
 
 step "summary"
 printf '%s\n' "${summary[@]}"

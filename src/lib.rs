@@ -9,7 +9,8 @@
 //! - `report`: the JSON report, built from the above; `samples`: made-up files the page
 //!   warms up with;
 //! - `source`: byte sources and every read loop (async);
-//! - `cli` (native) and `web` (wasm): the two front ends; `invariants` (native): what the
+//! - `cli` (native), `web` (wasm, the page) and `js` (wasm, the npm library): the front
+//!   ends; `invariants` (native): what the
 //!   fuzz targets check on every input (docs/fuzzing.md).
 
 pub mod dtype;
@@ -30,5 +31,7 @@ pub mod bench;
 pub mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod invariants;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+pub mod js;
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod web;

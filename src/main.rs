@@ -1,9 +1,13 @@
 //! One binary: the Yew app when built for wasm32 (by Trunk), the CLI natively.
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     tensorpeek::web::start();
 }
+
+// Without the page (the npm build compiles only `tensorpeek-js`): nothing to start.
+#[cfg(all(target_arch = "wasm32", not(feature = "page")))]
+fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

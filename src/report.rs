@@ -17,6 +17,7 @@ use crate::model::checkpoint::CheckpointModel;
 use crate::model::description::Description;
 use crate::model::gguf_split::SplitModel;
 use crate::model::memory::fit::Fitted;
+use crate::model::memory::flags::Projection;
 use crate::model::memory::Plan;
 use crate::stats::Stats;
 use crate::vocab::{Format, TensorEntry, Totals};
@@ -64,6 +65,11 @@ impl MemorySection {
     pub fn new(desc: &Description, p: &Plan, fitted: Option<&Fitted>, largest_context: Option<u64>) -> MemorySection {
         MemorySection { architecture: desc.clone(), plan: p.clone(), fitted_args: fitted.cloned(), largest_context }
     }
+
+    /// The section of a projection (`tensorpeek fit --json`, the library's `fit`).
+    pub fn of(desc: &Description, p: &Projection) -> MemorySection {
+        MemorySection::new(desc, &p.plan, p.fitted.as_ref().and_then(|f| f.as_ref().ok()), p.largest)
+    }
 }
 
 /// The merged view when several files form one model.
@@ -75,6 +81,15 @@ pub enum ModelSection {
 }
 
 impl ModelSection {
+    /// The merged view of a set of files: its checkpoint, else its first split model.
+    pub fn of(checkpoint: Option<&CheckpointModel>, split: Option<&SplitModel>) -> Option<ModelSection> {
+        match (checkpoint, split) {
+            (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),
+            (None, Some(s)) => Some(ModelSection::Split(Box::new(s.clone()))),
+            (None, None) => None,
+        }
+    }
+
     pub fn ok(&self) -> bool {
         match self {
             ModelSection::Checkpoint(m) => m.ok,

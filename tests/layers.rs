@@ -151,7 +151,7 @@ fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
 
 #[test]
 fn the_core_never_reaches_up() {
-    let forbidden = ["report", "source", "web", "cli", "model", "bench"];
+    let forbidden = ["report", "source", "web", "cli", "js", "model", "bench"];
     let core = ["formats", "dtype", "stats", "vocab", "error", "fmt", "values"];
     let mut bad = Vec::new();
     for (m, deps) in graph() {
@@ -171,9 +171,9 @@ fn the_core_never_reaches_up() {
 #[test]
 fn model_and_report_stay_below_their_users() {
     let rules: [(&str, &[&str]); 3] = [
-        ("model", &["report", "source", "web", "cli", "bench"]),
-        ("report", &["source", "web", "cli", "bench"]),
-        ("source", &["web", "cli", "bench"]),
+        ("model", &["report", "source", "web", "cli", "js", "bench"]),
+        ("report", &["source", "web", "cli", "js", "bench"]),
+        ("source", &["web", "cli", "js", "bench"]),
     ];
     let mut bad = Vec::new();
     for (m, deps) in graph() {
@@ -233,6 +233,31 @@ fn no_import_circles_between_files() {
     let report = g.get(&vec!["report".to_string()]).unwrap();
     assert!(report.contains(&vec!["formats".to_string()]), "{report:?}");
     assert!(g.values().map(BTreeSet::len).sum::<usize>() > 100);
+}
+
+/// The front ends — the CLI (`cli`), the page (`web`), the JavaScript library (`js`, the npm
+/// package's wasm) — each sit on the read loops and the report, and never import each other.
+#[test]
+fn front_ends_never_import_each_other() {
+    let fronts = ["cli", "web", "js"];
+    let g = graph();
+    let mut bad = Vec::new();
+    for (m, deps) in &g {
+        let Some(from) = m.first().filter(|t| fronts.contains(&t.as_str())) else { continue };
+        for d in deps {
+            if d.first().is_some_and(|t| t != from && fronts.contains(&t.as_str())) {
+                bad.push(format!("{} imports {}", m.join("::"), d.join("::")));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+    // The library's room is there and reaches the read loops and the report as the CLI does.
+    let m = |p: &str| p.split("::").map(String::from).collect::<Vec<_>>();
+    let js = g.get(&m("js")).expect("no module js");
+    for d in ["source::set", "source::scan", "source::audit", "report", "model::memory::flags"] {
+        assert!(js.contains(&m(d)), "js imports {js:?}, not {d}");
+    }
+    assert!(g.get(&m("js::source")).is_some_and(|d| d.contains(&m("source::http"))));
 }
 
 /// The page's rooms: a view (`web::views::…`) renders the page state and sends actions and

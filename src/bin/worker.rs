@@ -2,10 +2,14 @@
 //! the UI thread (src/web/worker/entry.rs). Trunk builds it for wasm32 from index.html
 //! (`data-bin="tensorpeek-worker" data-type="worker"`); natively there is nothing to run.
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
     tensorpeek::web::worker::entry::start();
 }
+
+// Without the page (the npm build compiles only `tensorpeek-js`): nothing to start.
+#[cfg(all(target_arch = "wasm32", not(feature = "page")))]
+fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

@@ -11,14 +11,12 @@
 //! audit); 2 for usage errors.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use super::inputs::{is_address, open_file, open_inputs, Inputs, Remote, Src};
+use super::inputs::{is_address, open_file, open_inputs, Inputs, Remote};
 use crate::fmt::{human_bytes, rate, short, signed, thousands};
 use crate::model::audit::reconcile::Balance;
-use crate::model::audit::{plan, Audit, PairReport, Verdict};
-use crate::report::{FileReport, ModelSection, Report};
-use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
+use crate::model::audit::{Audit, PairReport, Verdict};
+use crate::source::audit::{audit_report, audit_sides, AuditOptions, AuditProgress, OpenedSide};
 use crate::source::set::{open_set, OpenedSet, SetOptions};
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,23 +51,12 @@ pub fn run(source: &[String], against: &[String], json: bool, first_mismatch: bo
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let (s_side, s_idx) = side_of(&s_set);
-    let (t_side, t_idx) = side_of(&t_set);
-    let plan = match plan(&s_side, &t_side) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("tensorpeek: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let s_src: Vec<&Src> = s_idx.iter().filter_map(|&i| s_inputs.files.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&Src> = t_idx.iter().filter_map(|&i| t_inputs.files.get(i).map(|x| &x.src)).collect();
-
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = Instant::now();
     let options = AuditOptions { first_mismatch, ..AuditOptions::default() };
-    let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, options, |p: &AuditProgress| {
+    let sides = (OpenedSide { inputs: &s_inputs.files, set: &s_set }, OpenedSide { inputs: &t_inputs.files, set: &t_set });
+    let result = pollster::block_on(audit_sides(&sides.0, &sides.1, options, |p: &AuditProgress| {
         if show_progress && last.elapsed().as_millis() >= 200 {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -88,6 +75,13 @@ pub fn run(source: &[String], against: &[String], json: bool, first_mismatch: bo
         }
         true
     }));
+    let (audit, bytes) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tensorpeek: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let secs = started.elapsed().as_secs_f64();
     if show_progress {
         eprintln!();
@@ -95,18 +89,9 @@ pub fn run(source: &[String], against: &[String], json: bool, first_mismatch: bo
     s_inputs.report_fetched();
     t_inputs.report_fetched();
     if json {
-        let mut files: Vec<FileReport> = s_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())).collect();
-        files.extend(t_set.inspections().map(|i| FileReport::of(i, &BTreeMap::new())));
-        let mut report = Report::new(files);
-        report.model = match (&s_set.checkpoint, t_set.splits.first()) {
-            (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),
-            (None, Some(s)) => Some(ModelSection::Split(Box::new(s.clone()))),
-            (None, None) => None,
-        };
-        report.audit = Some(Box::new(audit.clone()));
-        println!("{}", report.to_json_pretty());
+        println!("{}", audit_report(&s_set, &t_set, &audit).to_json_pretty());
     } else {
-        print_audit(&audit, plan.source_bytes_to_read(), secs);
+        print_audit(&audit, bytes, secs);
     }
     ExitCode::from(if audit.ok { EXIT_SOUND } else { EXIT_FINDINGS })
 }
@@ -131,25 +116,21 @@ pub fn bench(source: &[String], against: &[String], remote: &Remote) -> ExitCode
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let (s_side, s_idx) = side_of(&s_set);
-    let (t_side, t_idx) = side_of(&t_set);
-    let plan = match plan(&s_side, &t_side) {
-        Ok(p) => p,
+    let started = Instant::now();
+    let mut target_bytes = 0;
+    let sides = (OpenedSide { inputs: &s_inputs.files, set: &s_set }, OpenedSide { inputs: &t_inputs.files, set: &t_set });
+    let result = pollster::block_on(audit_sides(&sides.0, &sides.1, AuditOptions::default(), |p| {
+        target_bytes = p.target_bytes_done;
+        true
+    }));
+    let (audit, bytes) = match result {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("tensorpeek: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let s_src: Vec<&Src> = s_idx.iter().filter_map(|&i| s_inputs.files.get(i).map(|x| &x.src)).collect();
-    let t_src: Vec<&Src> = t_idx.iter().filter_map(|&i| t_inputs.files.get(i).map(|x| &x.src)).collect();
-    let started = Instant::now();
-    let mut target_bytes = 0;
-    let audit = pollster::block_on(run_audit(&plan, &s_src, &t_src, AuditOptions::default(), |p| {
-        target_bytes = p.target_bytes_done;
-        true
-    }));
     let secs = started.elapsed().as_secs_f64();
-    let bytes = plan.source_bytes_to_read();
     println!("bench-audit: {}", audit.summary_line);
     println!(
         "  source {} bytes ({}) + target {} bytes read in {secs:.2} s: {:.2} GB/s of source bytes",

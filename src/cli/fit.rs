@@ -8,7 +8,8 @@ use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use super::inputs::{open_inputs, Remote};
 use crate::fmt::{human_bytes, thousands};
 use crate::model::description::Description;
-use crate::model::memory::{self, fit, Backend, CacheType, Device, FlashAttn, Override, Plan, Settings};
+use crate::model::memory::flags::{project, Flags, NO_GGUF};
+use crate::model::memory::{self, Plan, Settings};
 use crate::report::{FileReport, MemorySection, Report};
 use crate::source::set::{open_set, SetOptions};
 use std::collections::BTreeMap;
@@ -138,83 +139,42 @@ pub struct FitArgs {
     pub bench: Option<usize>,
 }
 
-/// `24GiB`, `512MiB`, `8GB`, `1.5TiB`, or a plain number of bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => 1024.0,
-        "m" | "mib" => 1024.0 * 1024.0,
-        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tib" => 1024f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        _ => return None,
-    };
-    let bytes = v * mult;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 1.8e19).then_some(bytes as u64)
-}
-
-/// The settings these flags say, or the sentence saying which flag is wrong.
-pub fn settings(a: &FitArgs) -> Result<Settings, String> {
-    let backend = Backend::parse(&a.backend).ok_or_else(|| format!("--backend: {} is not cuda or rpc", a.backend))?;
-    let mut devices = Vec::new();
-    for (i, g) in a.gpu.iter().enumerate() {
-        let memory = parse_size(g).ok_or_else(|| format!("--gpu: {g} is not a size such as 24GiB"))?;
-        let name = match backend {
-            Backend::Cuda => format!("CUDA{i}"),
-            Backend::Rpc => format!("RPC{i}"),
-        };
-        devices.push(Device { name, backend, memory });
+impl FitArgs {
+    /// The flags as plain data ([`Flags`]: the conversion to settings and the projection are
+    /// the model's, shared with the JavaScript library's `fit`).
+    pub fn flags(&self) -> Flags {
+        let a = self.clone();
+        Flags {
+            ctx_size: a.ctx_size,
+            parallel: a.parallel,
+            batch_size: a.batch_size,
+            ubatch_size: a.ubatch_size,
+            cache_type_k: a.cache_type_k,
+            cache_type_v: a.cache_type_v,
+            flash_attn: a.flash_attn,
+            swa_full: a.swa_full,
+            kv_unified: a.kv_unified,
+            n_gpu_layers: a.n_gpu_layers,
+            tensor_split: a.tensor_split,
+            override_tensor: a.override_tensor,
+            cpu_moe: a.cpu_moe,
+            n_cpu_moe: a.n_cpu_moe,
+            no_mmap: a.no_mmap,
+            load_mode: a.load_mode,
+            no_kv_offload: a.no_kv_offload,
+            gpu: a.gpu,
+            backend: a.backend,
+            ram: a.ram,
+            fit: a.fit,
+            fit_target: a.fit_target,
+            fit_ctx: a.fit_ctx,
+        }
     }
-    if devices.len() > memory::MAX_DEVICES {
-        return Err(format!("--gpu: at most {} devices", memory::MAX_DEVICES));
-    }
-    let cache = |s: &str, flag: &str| CacheType::parse(s).ok_or_else(|| format!("{flag}: {s} is not one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"));
-    let mut overrides = Vec::new();
-    for o in &a.override_tensor {
-        overrides.push(Override::parse(o).ok_or_else(|| format!("-ot: {o} is not PATTERN=BUFT with a valid pattern"))?);
-    }
-    if a.cpu_moe {
-        overrides.push(Override::parse(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU").ok_or("internal: the -cmoe pattern")?);
-    }
-    if overrides.len() > memory::MAX_OVERRIDES {
-        return Err(format!("-ot: at most {} overrides", memory::MAX_OVERRIDES));
-    }
-    Ok(Settings {
-        n_ctx: a.ctx_size,
-        n_seq: a.parallel,
-        n_batch: a.batch_size,
-        n_ubatch: a.ubatch_size,
-        type_k: cache(&a.cache_type_k, "-ctk")?,
-        type_v: cache(&a.cache_type_v, "-ctv")?,
-        flash_attn: FlashAttn::parse(&a.flash_attn).ok_or_else(|| format!("-fa: {} is not on, off or auto", a.flash_attn))?,
-        swa_full: a.swa_full,
-        kv_unified: a.kv_unified,
-        // llama.cpp: a negative -ngl means all layers.
-        n_gpu_layers: a.n_gpu_layers.and_then(|n| u64::try_from(n).ok()),
-        tensor_split: a.tensor_split.clone(),
-        overrides,
-        n_cpu_moe: a.n_cpu_moe,
-        mmap: !a.no_mmap && match a.load_mode.as_str() {
-            "auto" | "mmap" | "mmap+mlock" => true,
-            "none" | "mlock" => false,
-            m => return Err(format!("-lm: {m} is not auto, none, mmap, mlock or mmap+mlock")),
-        },
-        offload_kqv: !a.no_kv_offload,
-        devices,
-        host_memory: a.ram.as_deref().map(|r| parse_size(r).ok_or_else(|| format!("--ram: {r} is not a size such as 64GiB"))).transpose()?,
-        repack: if backend == Backend::Cuda { memory::Repack::None } else { memory::Repack::Avx2 },
-    })
 }
 
 pub fn run(a: &FitArgs, remote: &Remote) -> ExitCode {
-    let s = match settings(a) {
+    let flags = a.flags();
+    let s = match flags.settings() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tensorpeek fit: {e}");
@@ -230,46 +190,35 @@ pub fn run(a: &FitArgs, remote: &Remote) -> ExitCode {
     };
     let set = pollster::block_on(open_set(&opened.files, SetOptions { classify_by_content: true }, |_, _| {}));
     opened.report_fetched();
-    let ggufs: Vec<&crate::formats::gguf::GgufFile> = set
-        .inspections()
-        .filter_map(|i| match &i.parsed {
-            crate::formats::Parsed::Gguf(g) => Some(g.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let Some((desc, tensors)) = memory::from_gguf_files(&ggufs) else {
-        eprintln!("tensorpeek fit: no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)");
+    let Some((desc, tensors)) = memory::from_gguf_files(&set.ggufs()) else {
+        eprintln!("tensorpeek fit: {NO_GGUF}");
         return ExitCode::from(EXIT_USAGE);
     };
     if let Some(n) = a.bench {
         return bench(&desc, &tensors, &s, n.max(1));
     }
-    let plan = match memory::plan(&desc, &tensors, &s) {
+    let p = match project(&desc, &tensors, &s, &flags) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tensorpeek fit: {e}");
             return ExitCode::from(EXIT_FINDINGS);
         }
     };
-    let margin = a.fit_target.saturating_mul(1 << 20);
-    let fitted = if a.fit { Some(fit::fit_params(&desc, &tensors, &s, margin, a.fit_ctx, a.ctx_size == 0, a.n_gpu_layers.is_none())) } else { None };
-    let largest = fit::largest_context(&desc, &tensors, &s, margin).ok().flatten();
     if a.json {
         let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
-        report.memory = Some(Box::new(MemorySection::new(&desc, &plan, fitted.as_ref().and_then(|f| f.as_ref().ok()), largest)));
+        report.memory = Some(Box::new(MemorySection::of(&desc, &p)));
         if let Err(code) = super::print::print_report(&report) {
             return code;
         }
     } else {
-        print_plan(&desc, &plan, largest);
-        match &fitted {
+        print_plan(&desc, &p.plan, p.largest);
+        match &p.fitted {
             Some(Ok(f)) => println!("\nfits with: {}", f.args),
             Some(Err(e)) => println!("\ndoes not fit: {e}"),
             None => {}
         }
     }
-    let fits = fit::fits(&plan, 0);
-    ExitCode::from(if plan.refused.is_none() && fits { EXIT_SOUND } else { EXIT_FINDINGS })
+    ExitCode::from(if p.runs() { EXIT_SOUND } else { EXIT_FINDINGS })
 }
 
 fn print_plan(desc: &Description, p: &Plan, largest: Option<u64>) {

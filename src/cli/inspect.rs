@@ -5,7 +5,7 @@ use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use super::inputs::{open_inputs, Remote};
 use super::print::{print_file, print_model, print_split};
 use crate::fmt::thousands;
-use crate::report::{FileReport, ModelSection, Report};
+use crate::report::{FileReport, Report};
 use crate::source::set::{open_set, SetOptions};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -22,11 +22,7 @@ pub fn run(args: &[String], json: bool, remote: &Remote) -> ExitCode {
     let set = pollster::block_on(open_set(inputs, SetOptions { classify_by_content: true }, |_, _| {}));
     opened.report_fetched();
     let mut report = Report::new(set.inspections().map(|i| FileReport::borrowed(i, &BTreeMap::new())).collect());
-    report.model = match (&set.checkpoint, set.splits.first()) {
-        (Some(c), _) => Some(ModelSection::Checkpoint(Box::new(c.clone()))),
-        (None, Some(s)) => Some(ModelSection::Split(Box::new(s.clone()))),
-        (None, None) => None,
-    };
+    report.model = set.model_section();
     if json {
         if let Err(code) = super::print::print_report(&report) {
             return code;

@@ -1,13 +1,11 @@
 //! `tensorpeek stats FILE|URL|hf://… --tensor NAME [--json]`: one tensor's values.
 
 use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
-use crate::error::{Code, Severity};
 use crate::fmt::{human_bytes, shape, thousands};
 use crate::report::{FileReport, Report};
-use crate::source::scan::scan_strided;
 use super::inputs::{open_inputs, Remote, Src};
-use crate::source::{self, scan_tensor, SCAN_CHUNK_BYTES};
-use crate::values::StridedView;
+use crate::source::scan::tensor_stats;
+use crate::source;
 use crate::stats::Stats;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -53,24 +51,10 @@ pub fn stats(arg: &str, tensor: &str, json: bool, remote: &Remote) -> ExitCode {
     let Some(entry) = inspection.tensors().get(idx).cloned() else {
         return ExitCode::from(EXIT_USAGE);
     };
-    // a view of a pickle-based file's storage (a transpose, a stepped slice, Fortran order)
-    let strided = inspection
-        .parsed
-        .torch()
-        .and_then(|t| t.layout(idx))
-        .filter(|l| !l.contiguous)
-        .map(|l| StridedView { stride: l.stride.clone(), element_size: l.element_size });
     let show_progress = !json && std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = Instant::now();
-    let mut bytes_read = entry.bytes.unwrap_or(0);
-    let result = if let Some(view) = &strided {
-        pollster::block_on(scan_strided(src, &entry, view, true, |_, _| true)).map(|(s, n)| {
-            bytes_read = n;
-            s
-        })
-    } else {
-        pollster::block_on(scan_tensor(src, &entry, SCAN_CHUNK_BYTES, true, |done, total| {
+    let read = pollster::block_on(tensor_stats(src, &mut inspection, idx, |done, total| {
         if show_progress && (last.elapsed().as_millis() >= 200 || done == total) {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -83,27 +67,14 @@ pub fn stats(arg: &str, tensor: &str, json: bool, remote: &Remote) -> ExitCode {
             let _ = std::io::stderr().flush();
         }
         true
-        }))
-    };
+    }));
     if show_progress {
         eprintln!();
     }
     let elapsed = started.elapsed().as_secs_f64();
     opened.report_fetched();
-    let mut stats = BTreeMap::new();
-    let mut scan_failed = false;
-    match result {
-        Ok(s) => {
-            stats.insert(idx, s);
-        }
-        Err(e) => {
-            if let Some(f) = e.finding() {
-                scan_failed = f.severity == Severity::Error || f.code == Code::ValuesNotDecoded;
-                // The scan's finding joins the file's own findings.
-                inspection.read_findings.push(f.clone());
-            }
-        }
-    }
+    let (bytes_read, scan_failed) = (read.bytes_read, read.failed);
+    let stats: BTreeMap<usize, Stats> = read.stats.into_iter().map(|s| (idx, s)).collect();
     let full = Report::new(vec![FileReport::of(&inspection, &stats)]);
     if json {
         println!("{}", full.to_json_pretty());

@@ -14,11 +14,13 @@
 //!
 //! Generic over [`ByteSource`], so the page's Web Worker can run it over `Blob`s.
 
-use super::set::OpenedSet;
+use super::set::{OpenedSet, SetInput};
 use super::ByteSource;
 use crate::error::Code;
 use crate::model::audit::compare::compare_generated;
-use crate::model::audit::{Audit, Comparator, Gather, Method, Outcome, Plan, ReadSpec, Side, Verdict, Work};
+use crate::model::audit::{self, Audit, Comparator, Gather, Method, Outcome, Plan, ReadSpec, Side, Verdict, Work};
+use crate::report::{FileReport, Report};
+use std::collections::BTreeMap;
 use crate::vocab::Format;
 
 /// Bytes read per side per step: 8 MiB keeps per-read overhead negligible and two buffers
@@ -324,6 +326,46 @@ pub fn side_of(set: &OpenedSet) -> (Side<'_>, Vec<usize>) {
     }
     let indexed = set.checkpoint.as_ref().is_some_and(|c| c.index.is_some());
     (Side { files, config, notes, split_missing, indexed }, inputs)
+}
+
+/// One side of an audit: the inputs it was opened from (their byte sources) and the set
+/// [`super::set::open_set`] made of them.
+pub struct OpenedSide<'a, S> {
+    pub inputs: &'a [SetInput<S>],
+    pub set: &'a OpenedSet,
+}
+
+impl<'a, S> OpenedSide<'a, S> {
+    /// The byte sources of the files `side_of` took, in its order.
+    fn sources(&self, idx: &[usize]) -> Vec<&'a S> {
+        idx.iter().filter_map(|&i| self.inputs.get(i).map(|x| &x.src)).collect()
+    }
+}
+
+/// The audit of two opened sides (`tensorpeek audit`, the library's `audit`): the sides,
+/// the plan ([`crate::model::audit::plan`]; `Err` is its sentence when the sides cannot be
+/// paired), then [`run_audit`]. Returns the audit and the source bytes the plan reads.
+pub async fn audit_sides<S: ByteSource>(
+    source: &OpenedSide<'_, S>,
+    target: &OpenedSide<'_, S>,
+    options: AuditOptions,
+    on_progress: impl FnMut(&AuditProgress) -> bool,
+) -> Result<(Audit, u64), String> {
+    let (s_side, s_idx) = side_of(source.set);
+    let (t_side, t_idx) = side_of(target.set);
+    let plan = audit::plan(&s_side, &t_side).map_err(|e| e.to_string())?;
+    let audit = run_audit(&plan, &source.sources(&s_idx), &target.sources(&t_idx), options, on_progress).await;
+    Ok((audit, plan.source_bytes_to_read()))
+}
+
+/// The report of an audit (`tensorpeek audit --json`): both sides' files, the source's
+/// checkpoint (else the target's split model), the `audit` object.
+pub fn audit_report(source: &OpenedSet, target: &OpenedSet, audit: &Audit) -> Report {
+    let files = source.inspections().chain(target.inspections()).map(|i| FileReport::of(i, &BTreeMap::new())).collect();
+    let mut report = Report::new(files);
+    report.model = crate::report::ModelSection::of(source.checkpoint.as_ref(), target.splits.first());
+    report.audit = Some(Box::new(audit.clone()));
+    report
 }
 
 /// Most missing split parts named in the reasons (a lying `split.count` cannot make a

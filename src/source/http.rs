@@ -2,7 +2,7 @@
 //! `206 Partial Content`): as a byte source ([`HttpSource`]) for headers, JSON companions
 //! and a GGUF array's further elements, and as a stream of a range's chunks
 //! ([`HttpChunks`]) for tensor values. The page and its worker both use it (`fetch` of the
-//! window or of the worker).
+//! window or of the worker), and the npm library (`js/`; in Node, the global `fetch`).
 //!
 //! Nothing is downloaded by accident: every body is read as a stream and its bytes
 //! counted; a body that runs past the bytes asked for is cancelled at once, and a server
@@ -120,7 +120,8 @@ fn js_message(e: &JsValue) -> String {
         .unwrap_or_else(|| "unknown error".to_string())
 }
 
-/// `fetch` of the page or of the worker this runs in.
+/// `fetch` of the page or of the worker this runs in, or Node's global `fetch` (the npm
+/// library in Node 20, where the global is neither a window nor a worker).
 fn fetch(req: &web_sys::Request) -> Result<js_sys::Promise, String> {
     let global = js_sys::global();
     if let Some(w) = global.dyn_ref::<web_sys::Window>() {
@@ -129,7 +130,9 @@ fn fetch(req: &web_sys::Request) -> Result<js_sys::Promise, String> {
     if let Some(w) = global.dyn_ref::<web_sys::WorkerGlobalScope>() {
         return Ok(w.fetch_with_request(req));
     }
-    Err("this context has no fetch".to_string())
+    let no_fetch = || "this context has no fetch".to_string();
+    let f: js_sys::Function = js_sys::Reflect::get(&global, &JsValue::from_str("fetch")).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(no_fetch)?;
+    f.call1(&global, req).map_err(|e| js_message(&e))?.dyn_into().map_err(|_| no_fetch())
 }
 
 /// A cross-origin GET that the browser never caches, aborted through `controller`.

@@ -9,7 +9,8 @@
 
 use super::ByteSource;
 use crate::dtype::decode::Codec;
-use crate::error::{Code, Finding, SourceError};
+use crate::error::{Code, Finding, Severity, SourceError};
+use crate::formats::Inspection;
 use crate::stats::Stats;
 use crate::values::{gather_strided, plan, plan_strided, ScanError, StridedView, TensorRange, TensorScanner};
 use crate::vocab::TensorEntry;
@@ -148,6 +149,51 @@ pub async fn scan_tensor<S: ByteSource + ?Sized>(
     let (codec, range) = plan(entry, src.len())?;
     let mut chunks = SourceChunks::new(src, range.start, range.len, chunk_len);
     scan_chunks(&mut chunks, codec, range, entry, sha256, on_progress).await
+}
+
+/// One tensor of an inspected file, read as `tensorpeek stats` reads it (and the library's
+/// `stats`): a strided view of a pickle's storage through [`scan_strided`], any other tensor
+/// through [`scan_tensor`], with the SHA-256. A scan's finding joins the file's read
+/// findings (`inspection.read_findings`), so the report of the file says it.
+pub async fn tensor_stats<S: ByteSource + ?Sized>(
+    src: &S,
+    inspection: &mut Inspection,
+    idx: usize,
+    on_progress: impl FnMut(u64, u64) -> bool,
+) -> TensorStats {
+    let Some(entry) = inspection.tensors().get(idx).cloned() else {
+        return TensorStats { stats: None, bytes_read: 0, failed: true };
+    };
+    // a view of a pickle-based file's storage (a transpose, a stepped slice, Fortran order)
+    let strided = inspection
+        .parsed
+        .torch()
+        .and_then(|t| t.layout(idx))
+        .filter(|l| !l.contiguous)
+        .map(|l| StridedView { stride: l.stride.clone(), element_size: l.element_size });
+    let result = match &strided {
+        Some(view) => scan_strided(src, &entry, view, true, on_progress).await,
+        None => scan_tensor(src, &entry, SCAN_CHUNK_BYTES, true, on_progress).await.map(|s| (s, entry.bytes.unwrap_or(0))),
+    };
+    match result {
+        Ok((stats, bytes_read)) => TensorStats { stats: Some(stats), bytes_read, failed: false },
+        Err(e) => {
+            let failed = e.finding().is_some_and(|f| f.severity == Severity::Error || f.code == Code::ValuesNotDecoded);
+            if let Some(f) = e.finding() {
+                inspection.read_findings.push(f.clone());
+            }
+            TensorStats { stats: None, bytes_read: 0, failed }
+        }
+    }
+}
+
+/// What [`tensor_stats`] read.
+#[derive(Clone, Debug)]
+pub struct TensorStats {
+    pub stats: Option<Stats>,
+    pub bytes_read: u64,
+    /// The values could not be read or decoded (an error, or a type not decoded).
+    pub failed: bool,
 }
 
 /// One chunk in memory (a strided view's gathered elements).

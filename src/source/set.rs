@@ -10,6 +10,7 @@ use crate::formats::{self, Inspection};
 use crate::model::checkpoint::{self, CheckpointModel};
 use crate::model::files::{self, base_name, Kind};
 use crate::model::gguf_split::{self, SplitModel};
+use crate::report::ModelSection;
 use crate::vocab::Format;
 use std::rc::Rc;
 
@@ -83,6 +84,16 @@ pub struct OpenedSet {
 impl OpenedSet {
     pub fn inspections(&self) -> impl Iterator<Item = &Inspection> {
         self.files.iter().map(|(_, i)| i.as_ref())
+    }
+
+    /// The GGUF headers among the files (what the memory planner reads).
+    pub fn ggufs(&self) -> Vec<&formats::gguf::GgufFile> {
+        self.inspections().filter_map(|i| i.parsed.gguf()).collect()
+    }
+
+    /// The merged view for the report: the checkpoint, else the first split model.
+    pub fn model_section(&self) -> Option<ModelSection> {
+        ModelSection::of(self.checkpoint.as_ref(), self.splits.first())
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod compute;
 pub mod fit;
+pub mod flags;
 mod kv;
 mod params;
 mod weights;

@@ -1,0 +1,185 @@
+//! llama.cpp's flags as plain data, and the projection they ask for: what `tensorpeek fit`
+//! takes on the command line (`cli/fit.rs` parses them with clap into [`Flags`]) and what
+//! the JavaScript library's `fit(input, options)` takes as an object (`js/`, deserialized
+//! from camelCase keys). One conversion to [`Settings`] and one projection for both.
+
+use super::fit::{self, Fitted};
+use super::{Backend, CacheType, Device, FlashAttn, NoPlan, Override, PlacedTensor, Plan, Repack, Settings, MAX_DEVICES, MAX_OVERRIDES};
+use crate::model::description::Description;
+use serde::Deserialize;
+
+/// The flags of `tensorpeek fit`, with llama.cpp's defaults (see `cli/fit.rs` for each
+/// one's spelling on the command line).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct Flags {
+    pub ctx_size: u64,
+    pub parallel: u64,
+    pub batch_size: u64,
+    pub ubatch_size: u64,
+    pub cache_type_k: String,
+    pub cache_type_v: String,
+    pub flash_attn: String,
+    pub swa_full: bool,
+    pub kv_unified: bool,
+    pub n_gpu_layers: Option<i64>,
+    pub tensor_split: Vec<f32>,
+    pub override_tensor: Vec<String>,
+    pub cpu_moe: bool,
+    pub n_cpu_moe: u64,
+    pub no_mmap: bool,
+    pub load_mode: String,
+    pub no_kv_offload: bool,
+    /// The GPUs' free memory, `24GiB` each.
+    pub gpu: Vec<String>,
+    pub backend: String,
+    /// Host memory, `64GiB`.
+    pub ram: Option<String>,
+    /// Also the arguments that fit the devices (llama-fit-params).
+    pub fit: bool,
+    /// MiB kept free on each GPU when fitting.
+    pub fit_target: u64,
+    /// The smallest context fitting may go down to.
+    pub fit_ctx: u64,
+}
+
+impl Default for Flags {
+    /// llama.cpp's command-line defaults.
+    fn default() -> Flags {
+        Flags {
+            ctx_size: 0,
+            parallel: 1,
+            batch_size: 2048,
+            ubatch_size: 512,
+            cache_type_k: "f16".into(),
+            cache_type_v: "f16".into(),
+            flash_attn: "auto".into(),
+            swa_full: false,
+            kv_unified: false,
+            n_gpu_layers: None,
+            tensor_split: Vec::new(),
+            override_tensor: Vec::new(),
+            cpu_moe: false,
+            n_cpu_moe: 0,
+            no_mmap: false,
+            load_mode: "auto".into(),
+            no_kv_offload: false,
+            gpu: Vec::new(),
+            backend: "cuda".into(),
+            ram: None,
+            fit: false,
+            fit_target: 1024,
+            fit_ctx: 4096,
+        }
+    }
+}
+
+/// `24GiB`, `512MiB`, `8GB`, `1.5TiB`, or a plain number of bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let bytes = v * mult;
+    (bytes.is_finite() && (0.0..1.8e19).contains(&bytes)).then_some(bytes as u64)
+}
+
+impl Flags {
+    /// The settings these flags say, or the sentence saying which flag is wrong.
+    pub fn settings(&self) -> Result<Settings, String> {
+        let a = self;
+        let backend = Backend::parse(&a.backend).ok_or_else(|| format!("--backend: {} is not cuda or rpc", a.backend))?;
+        let mut devices = Vec::new();
+        for (i, g) in a.gpu.iter().enumerate() {
+            let memory = parse_size(g).ok_or_else(|| format!("--gpu: {g} is not a size such as 24GiB"))?;
+            let name = match backend {
+                Backend::Cuda => format!("CUDA{i}"),
+                Backend::Rpc => format!("RPC{i}"),
+            };
+            devices.push(Device { name, backend, memory });
+        }
+        if devices.len() > MAX_DEVICES {
+            return Err(format!("--gpu: at most {MAX_DEVICES} devices"));
+        }
+        let cache = |s: &str, flag: &str| CacheType::parse(s).ok_or_else(|| format!("{flag}: {s} is not one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"));
+        let mut overrides = Vec::new();
+        for o in &a.override_tensor {
+            overrides.push(Override::parse(o).ok_or_else(|| format!("-ot: {o} is not PATTERN=BUFT with a valid pattern"))?);
+        }
+        if a.cpu_moe {
+            overrides.push(Override::parse(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU").ok_or("internal: the -cmoe pattern")?);
+        }
+        if overrides.len() > MAX_OVERRIDES {
+            return Err(format!("-ot: at most {MAX_OVERRIDES} overrides"));
+        }
+        Ok(Settings {
+            n_ctx: a.ctx_size,
+            n_seq: a.parallel,
+            n_batch: a.batch_size,
+            n_ubatch: a.ubatch_size,
+            type_k: cache(&a.cache_type_k, "-ctk")?,
+            type_v: cache(&a.cache_type_v, "-ctv")?,
+            flash_attn: FlashAttn::parse(&a.flash_attn).ok_or_else(|| format!("-fa: {} is not on, off or auto", a.flash_attn))?,
+            swa_full: a.swa_full,
+            kv_unified: a.kv_unified,
+            // llama.cpp: a negative -ngl means all layers.
+            n_gpu_layers: a.n_gpu_layers.and_then(|n| u64::try_from(n).ok()),
+            tensor_split: a.tensor_split.clone(),
+            overrides,
+            n_cpu_moe: a.n_cpu_moe,
+            mmap: !a.no_mmap
+                && match a.load_mode.as_str() {
+                    "auto" | "mmap" | "mmap+mlock" => true,
+                    "none" | "mlock" => false,
+                    m => return Err(format!("-lm: {m} is not auto, none, mmap, mlock or mmap+mlock")),
+                },
+            offload_kqv: !a.no_kv_offload,
+            devices,
+            host_memory: a.ram.as_deref().map(|r| parse_size(r).ok_or_else(|| format!("--ram: {r} is not a size such as 64GiB"))).transpose()?,
+            repack: if backend == Backend::Cuda { Repack::None } else { Repack::Avx2 },
+        })
+    }
+}
+
+/// Why there is nothing to project.
+pub const NO_GGUF: &str = "no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)";
+
+/// What the flags ask for: the plan, the fitted arguments (`fit`: `Err` says why fitting
+/// gave up), the largest context with every layer offloaded.
+#[derive(Clone, Debug)]
+pub struct Projection {
+    pub plan: Plan,
+    pub fitted: Option<Result<Fitted, String>>,
+    pub largest: Option<u64>,
+}
+
+impl Projection {
+    /// Whether llama.cpp would load the model with these settings on these devices.
+    pub fn runs(&self) -> bool {
+        self.plan.refused.is_none() && fit::fits(&self.plan, 0)
+    }
+}
+
+/// The projection of `tensorpeek fit` (and the library's `fit`) for settings `s` made from
+/// `flags`.
+pub fn project(desc: &Description, tensors: &[PlacedTensor], s: &Settings, flags: &Flags) -> Result<Projection, NoPlan> {
+    let plan = super::plan(desc, tensors, s)?;
+    let margin = flags.fit_target.saturating_mul(1 << 20);
+    let fitted = flags
+        .fit
+        .then(|| fit::fit_params(desc, tensors, s, margin, flags.fit_ctx, flags.ctx_size == 0, flags.n_gpu_layers.is_none()));
+    let largest = fit::largest_context(desc, tensors, s, margin).ok().flatten();
+    Ok(Projection { plan, fitted, largest })
+}
