@@ -1,5 +1,6 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
+//! `tensorpeek scan PATH… [--format text|json|sarif] [--fail-on …]` ([`scan`]),
 //! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
 //! pickle-based checkpoints to safetensors), `tensorpeek audit SRC… --against DST… [--json]
 //! [--first-mismatch]` ([`audit`]) and the hidden benchmarks `bench-values` ([`bench`]) and
@@ -13,6 +14,7 @@ pub mod exit;
 mod fit;
 mod inspect;
 mod print;
+mod scan;
 mod sha256;
 mod stats;
 
@@ -40,6 +42,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Scan folders and files for model files — header-only, several at once — and judge
+    /// each (safe, suspicious, dangerous, error): one line per file and a summary, JSON
+    /// lines, or SARIF for code scanning. Exits 1 when a file counts under --fail-on.
+    Scan(scan::ScanArgs),
     /// Read one tensor's bytes and print its value statistics, histogram and preview.
     Stats {
         /// The model file.
@@ -130,6 +136,7 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json),
+        Command::Scan(a) => scan::run(&a),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json),
         Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch),
         Command::BenchAudit { source, against } => audit::bench(&source, &against),
