@@ -299,20 +299,22 @@ fn judge_file<'a>(f: &'a Inspection, fail_on: &[FailOn]) -> Judged<'a> {
 
 /// The merged models of a set, judged: a checkpoint by its own findings (a
 /// tokenizer_config.json's unsafe chat template, a missing shard) and its shards' worst
-/// pickle verdict; a split GGUF by its findings.
+/// verdict; a split GGUF by its findings and its parts' worst verdict.
 fn judge_models<'a>(dir: &Path, set: &'a OpenedSet, fail_on: &[FailOn]) -> Vec<(Judged<'a>, ModelSection)> {
     let mut out = Vec::new();
     let label = |what: &str| format!("{}/ ({what})", dir.display());
     if let Some(c) = &set.checkpoint {
         let findings: Vec<&Finding> = c.findings().collect();
-        let verdict = worst(c.safety.unwrap_or(Verdict::Safe), text_safety(findings.iter().copied()));
+        let shards = set.inspections().filter(|f| c.shards.iter().any(|s| s.name == f.name || s.name == base_name(&f.name)));
+        let verdict = shards.map(Inspection::safety).fold(text_safety(findings.iter().copied()), worst);
         let path = label(&format!("{} shard(s)", c.shards.len()));
         let j = Judged { path, format: c.format, verdict, tensors: c.totals.tensors, fails: fails(fail_on, verdict, &findings), findings };
         out.push((j, ModelSection::Checkpoint(Box::new(c.clone()))));
     }
     for s in &set.splits {
         let findings: Vec<&Finding> = s.findings().collect();
-        let verdict = text_safety(findings.iter().copied());
+        let parts = set.inspections().filter(|f| s.parts.iter().any(|p| p.name == f.name));
+        let verdict = parts.map(Inspection::safety).fold(text_safety(findings.iter().copied()), worst);
         let name = s.parts.first().map_or_else(String::new, |p| set::split_group(&p.name));
         let path = format!("{}/{name} ({} of {} parts)", dir.display(), s.parts.len(), s.split_count.map_or_else(|| "?".into(), thousands));
         let j = Judged { path, format: "gguf-split", verdict, tensors: s.totals.tensors, fails: fails(fail_on, verdict, &findings), findings };
