@@ -315,3 +315,17 @@ fn docs_codes_page_is_current_and_every_code_is_documented_where_it_points() {
 fn github_anchor(heading: &str) -> String {
     heading.trim_start_matches('#').trim().to_lowercase().chars().filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_').map(|c| if c == ' ' { '-' } else { c }).collect()
 }
+
+#[test]
+fn sarif_file_beside_the_text_is_the_same_log() {
+    let file = std::env::temp_dir().join(format!("tensorpeek-scan-{}.sarif", std::process::id()));
+    let text = scan(&["tests/fixtures/scan", "--sarif", file.to_str().unwrap()]);
+    assert_eq!(text.status.code(), Some(1));
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert!(stdout.lines().next().unwrap().starts_with("safe        gguf"), "{stdout}");
+    let sarif = scan(&["tests/fixtures/scan", "--format", "sarif"]);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written, serde_json::from_slice::<Value>(&sarif.stdout).unwrap());
+    validate_sarif(&written);
+    std::fs::remove_file(&file).unwrap();
+}

@@ -75,6 +75,10 @@ pub struct ScanArgs {
     /// Files read at once (at most 8; default: the cores, at most 8).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
+    /// Also write the SARIF log to FILE (whatever --format prints: the action prints text
+    /// and uploads this).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// SARIF: the documentation's base URL (a repository's files, ending in `/`): rules
     /// get `helpUri` = this + `docs/codes.md#code`.
     #[arg(long)]
@@ -448,6 +452,7 @@ pub fn run(args: &ScanArgs) -> ExitCode {
     }
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_SCAN_JOBS));
     let root = std::env::current_dir().ok().and_then(|c| url::Url::from_directory_path(c).ok());
+    let sarif_wanted = args.format == Output::Sarif || args.sarif.is_some();
     let mut summary = Summary { kind: "summary", fail_on: args.fail_on.clone(), ..Summary::default() };
     let mut artifacts: Vec<sarif::Artifact> = Vec::new();
     let stdout = std::io::stdout();
@@ -472,11 +477,12 @@ pub fn run(args: &ScanArgs) -> ExitCode {
                     let line = FileLine { kind: "file", verdict: j.verdict, fails: j.fails, report: FileReport::borrowed(f, &BTreeMap::new()) };
                     put(&mut out, to_line(&line));
                 }
-                Output::Sarif => {
-                    let uri = artifact_uri(root.as_ref(), Path::new(&f.name), false);
-                    names.insert(base_name(&f.name), (uri.clone(), f));
-                    artifacts.push(sarif::Artifact { uri, length: Some(f.size), format: f.format, verdict: j.verdict, findings: f.findings().cloned().collect() });
-                }
+                Output::Sarif => {}
+            }
+            if sarif_wanted {
+                let uri = artifact_uri(root.as_ref(), Path::new(&f.name), false);
+                names.insert(base_name(&f.name), (uri.clone(), f));
+                artifacts.push(sarif::Artifact { uri, length: Some(f.size), format: f.format, verdict: j.verdict, findings: f.findings().cloned().collect() });
             }
         }
         for (j, model) in judge_models(&group.dir, &set, &args.fail_on) {
@@ -484,7 +490,10 @@ pub fn run(args: &ScanArgs) -> ExitCode {
             match args.format {
                 Output::Text => put(&mut out, text_line(&j)),
                 Output::Json => put(&mut out, to_line(&ModelLine { kind: "model", path: &j.path, verdict: j.verdict, fails: j.fails, model: &model })),
-                Output::Sarif => model_artifacts(&mut artifacts, root.as_ref(), &group.dir, &names, &j),
+                Output::Sarif => {}
+            }
+            if sarif_wanted {
+                model_artifacts(&mut artifacts, root.as_ref(), &group.dir, &names, &j);
             }
         }
         for s in &set.skipped {
@@ -498,14 +507,23 @@ pub fn run(args: &ScanArgs) -> ExitCode {
     });
     let code = if summary.failing > 0 { EXIT_FINDINGS } else { EXIT_SOUND };
     summary.exit = code;
-    match args.format {
-        Output::Text => put(&mut out, summary.line()),
-        Output::Json => put(&mut out, to_line(&summary)),
-        Output::Sarif => {
-            let options = sarif::Options { root_uri: root.as_ref().map(ToString::to_string), docs_url: args.docs_url.clone() };
-            let log = sarif::log(&artifacts, &options);
-            put(&mut out, serde_json::to_string_pretty(&log).unwrap_or_default());
+    let log = sarif_wanted.then(|| {
+        let options = sarif::Options { root_uri: root.as_ref().map(ToString::to_string), docs_url: args.docs_url.clone() };
+        serde_json::to_string_pretty(&sarif::log(&artifacts, &options)).unwrap_or_default()
+    });
+    match (args.format, &log) {
+        (Output::Text, _) => put(&mut out, summary.line()),
+        (Output::Json, _) => put(&mut out, to_line(&summary)),
+        (Output::Sarif, Some(log)) => {
+            put(&mut out, log.clone());
             eprintln!("tensorpeek: {}", summary.line());
+        }
+        (Output::Sarif, None) => {}
+    }
+    if let (Some(path), Some(log)) = (&args.sarif, &log) {
+        if let Err(e) = std::fs::write(path, format!("{log}\n")) {
+            eprintln!("tensorpeek: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
         }
     }
     if let Some(e) = write_error.take().or_else(|| out.flush().err()) {
