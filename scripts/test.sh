@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every test: native core tests, the Blob byte source in headless Chromium
+# Every test: native core tests, the wheel / pre-commit hook / GitHub Action
+# (scripts/test_integrations.sh), the Blob byte source in headless Chromium
 # (wasm-bindgen-test), the release build of the page, the Playwright end-to-end tests
-# (including a sparse ~6 GB file generated here), and the npm package from its tarball. Exits non-zero on any failure.
+# (including a sparse ~6 GB file generated here), and the npm package from its tarball.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -15,6 +17,10 @@ step() { printf '\n==== %s\n' "$*"; }
 step "cargo test (native)"
 cargo test 2>&1 | tee "$LOGS/native.log"
 summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
+
+step "the wheel, the pre-commit hook and the GitHub Action, as their users run them"
+scripts/test_integrations.sh 2>&1 | tee "$LOGS/integrations.log"
+summary+=("$(grep -E '^integrations: ' "$LOGS/integrations.log" | tail -n 1)")
 
 step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
 cargo test --target wasm32-unknown-unknown --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"

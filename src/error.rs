@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
 
+pub mod docs;
+
 /// Longest file-derived string (a name, a key, a value) quoted in a finding; longer ones
 /// are cut by [`clip`] and keep their length. Real tensor names and keys are under 200
 /// bytes; 256 keeps every real one whole while a hostile 8 MiB name costs 256 bytes per

@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 
+pub mod sarif;
 pub mod table;
 
 pub const TOOL: &str = "tensorpeek";
@@ -274,7 +275,8 @@ pub struct FileReport<T = TensorReport> {
     pub metadata: serde_json::Value,
     pub tensors: Vec<T>,
     pub totals: Totals,
-    /// Pickle-based files: the safety verdict and every import (docs/report.md).
+    /// Every file's safety verdict (`Inspection::safety`); for pickle-based files also
+    /// every import (docs/report.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub safety: Option<SafetyReport>,
     /// Format-specific extras (GGUF layout, model card, tokenizer summary, …).
@@ -317,7 +319,7 @@ impl<T> FileReport<T> {
             metadata: serde_json::Value::Object(serde_json::Map::new()),
             tensors,
             totals: i.totals.clone(),
-            safety: None,
+            safety: Some(SafetyReport { verdict: i.safety(), globals: Vec::new(), more_globals: MoreGlobals::default() }),
             details: None,
         };
         match &i.parsed {
@@ -335,7 +337,7 @@ impl<T> FileReport<T> {
                 r.details = Some(gguf_details(g));
             }
             Parsed::Torch(t) => {
-                r.safety = Some(SafetyReport::of(t));
+                r.safety = Some(SafetyReport { verdict: i.safety(), ..SafetyReport::of(t) });
                 r.details = Some(torch_details(t));
             }
             Parsed::None => {}

@@ -293,3 +293,47 @@ fn addresses_other_than_http_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("127.0.0.1:9 could not be reached"), "{}", stderr(&out));
 }
+
+#[test]
+fn scan_takes_urls_and_hub_repositories() {
+    let (hub, _cdn) = hub("t0ken");
+    let base = hub.url.trim_end_matches('/').to_string();
+    // A repository: every model file and the JSON beside it, merged as a folder is.
+    let out = run(&["--hub", &base, "scan", "hf://org/ckpt", "--format", "json"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let scanned: Vec<&str> = lines.iter().filter(|l| l["kind"] == "file").map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(scanned, ["hf://org/ckpt/model-00001-of-00002.safetensors", "hf://org/ckpt/model-00002-of-00002.safetensors"]);
+    assert!(lines.iter().all(|l| l["kind"] != "file" || l["verdict"] == "safe"));
+    let local = run(&["inspect", "--json", fixture("checkpoint/good").to_str().unwrap()], &[]);
+    let model = lines.iter().find(|l| l["kind"] == "model").expect("the checkpoint merged");
+    assert_eq!(model["model"]["tensors"], json(&local)["model"]["tensors"]);
+    assert_eq!(lines.last().unwrap()["kind"], "summary");
+    // A dangerous pickle by URL fails the scan, and SARIF locates it by its URL.
+    let s = serve(files(&[("/evil/mal_os_system.pkl", fixture("pickle/mal_os_system.pkl")), ("/ok/plain_p4.pkl", fixture("pickle/plain_p4.pkl"))]));
+    let evil = format!("{}evil/mal_os_system.pkl", s.url);
+    let out = run(&["scan", &evil, &format!("{}ok/plain_p4.pkl", s.url), "--format", "sarif"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let located: Vec<&str> = results.iter().map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap()).collect();
+    assert!(!located.is_empty() && located.iter().all(|u| *u == evil), "{located:?}");
+    assert!(results.iter().all(|r| r["locations"][0]["physicalLocation"]["artifactLocation"].get("uriBaseId").is_none()));
+    assert!(results.iter().any(|r| r["ruleId"] == "DangerousGlobal"));
+    // The same file scanned locally gives the same rules at the same offsets.
+    let local = run(&["scan", fixture("pickle/mal_os_system.pkl").to_str().unwrap(), "--format", "sarif"], &[]);
+    let llog: Value = serde_json::from_slice(&local.stdout).unwrap();
+    let key = |rs: &Value| -> Vec<(String, u64)> {
+        rs.as_array().unwrap().iter().map(|r| (r["ruleId"].as_str().unwrap().to_string(), r["locations"][0]["physicalLocation"]["region"]["byteOffset"].as_u64().unwrap_or(0))).collect()
+    };
+    assert_eq!(key(&log["runs"][0]["results"]), key(&llog["runs"][0]["results"]));
+    // A gated repository without a token: its listing is public, its files answer 401 —
+    // each an error line that says what to do; with the token they are read.
+    let out = run(&["--hub", &base, "scan", "hf://org/gated", "--format", "json"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let first: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["verdict"], "error");
+    assert!(first["errors"][0]["message"].as_str().unwrap().contains("set HF_TOKEN"), "{first}");
+    let out = run(&["--hub", &base, "scan", "hf://org/gated"], &[("HF_TOKEN", "t0ken")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}

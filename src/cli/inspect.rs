@@ -5,6 +5,7 @@ use super::exit::{EXIT_FINDINGS, EXIT_SOUND, EXIT_USAGE};
 use super::inputs::{open_inputs, Remote};
 use super::print::{print_file, print_model, print_split};
 use crate::fmt::thousands;
+use crate::formats::pickle::Verdict as SafetyVerdict;
 use crate::report::{FileReport, Report};
 use crate::source::set::{open_set, SetOptions};
 use std::collections::BTreeMap;
@@ -42,5 +43,8 @@ pub fn run(args: &[String], json: bool, remote: &Remote) -> ExitCode {
         }
     }
     let splits_ok = set.splits.iter().all(|s| s.ok());
-    ExitCode::from(if report.ok() && splits_ok { EXIT_SOUND } else { EXIT_FINDINGS })
+    // a file judged dangerous fails like one with errors (a pickle's dangerous import is an
+    // error anyway; a GGUF's unsafe chat template is a warning that makes it dangerous)
+    let dangerous = set.inspections().any(|f| f.safety() == SafetyVerdict::Dangerous);
+    ExitCode::from(if report.ok() && splits_ok && !dangerous { EXIT_SOUND } else { EXIT_FINDINGS })
 }

@@ -1,5 +1,6 @@
 //! The native command line, one file per command: `tensorpeek inspect FILE|DIR… [--json]`
 //! ([`inspect`]), `tensorpeek stats FILE --tensor NAME [--json]` ([`stats`]),
+//! `tensorpeek scan PATH… [--format text|json|sarif] [--fail-on …]` ([`scan`]),
 //! `tensorpeek sha256 FILE…` ([`sha256`]), `tensorpeek convert FILE… -o OUT` ([`convert`]:
 //! pickle-based checkpoints to safetensors), `tensorpeek audit SRC… --against DST… [--json]
 //! [--first-mismatch]` ([`audit`]) and the hidden benchmarks `bench-values` ([`bench`]) and
@@ -14,6 +15,7 @@ mod fit;
 mod inputs;
 mod inspect;
 mod print;
+mod scan;
 mod sha256;
 mod stats;
 
@@ -48,6 +50,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Scan folders and files for model files — header-only, several at once — and judge
+    /// each (safe, suspicious, dangerous, error): one line per file and a summary, JSON
+    /// lines, or SARIF for code scanning. Exits 1 when a file counts under --fail-on.
+    Scan(scan::ScanArgs),
     /// Read one tensor's bytes and print its value statistics, histogram and preview.
     Stats {
         /// The model file (a path, a URL, or hf://ORG/REPO[@REV][/PATH]; a checkpoint's
@@ -143,6 +149,7 @@ pub fn main() -> ExitCode {
     let remote = inputs::Remote { hub: cli.hub };
     match cli.command {
         Command::Inspect { files, json } => inspect::run(&files, json, &remote),
+        Command::Scan(a) => scan::run(&a, &remote),
         Command::Stats { file, tensor, json } => stats::stats(&file, &tensor, json, &remote),
         Command::Audit { source, against, json, first_mismatch } => audit::run(&source, &against, json, first_mismatch, &remote),
         Command::BenchAudit { source, against } => audit::bench(&source, &against, &remote),

@@ -220,6 +220,7 @@ pub fn print_file(f: &Inspection, with_tensors: bool) {
         }
     }
     println!("  verdict: {}", f.verdict().label());
+    println!("  safety: {}", f.safety().name());
     for finding in f.findings() {
         println!("  - {finding}");
     }

@@ -13,7 +13,7 @@ pub mod text;
 pub mod torch;
 pub mod zip;
 
-use crate::error::{Finding, Severity};
+use crate::error::{Code, Finding, Severity};
 use crate::vocab::{Format, TensorEntry, Totals};
 use serde::{Deserialize, Serialize};
 
@@ -269,6 +269,58 @@ impl Inspection {
     /// An inspection back from [`Inspection::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Inspection, String> {
         postcard::from_bytes(bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// The safety verdict of findings about text a loader renders or shows (a GGUF's chat
+/// templates, keys, values and tokens; a checkpoint's tokenizer_config.json): `dangerous`
+/// when a chat template reaches Python internals (`ChatTemplateUnsafe`: rendered outside a
+/// sandbox, as llama-cpp-python did before CVE-2024-34359 was fixed, it runs code), else
+/// `error` when any finding is an error (the file cannot be read whole, so nothing in it
+/// can be vouched for), else `suspicious` when text hides what it shows
+/// (`SuspiciousText`, `SuspiciousName`), else `safe`.
+pub fn text_safety<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> pickle::Verdict {
+    let (mut unsafe_template, mut error, mut suspicious) = (false, false, false);
+    for f in findings {
+        unsafe_template |= f.code == Code::ChatTemplateUnsafe;
+        error |= f.is_error();
+        suspicious |= matches!(f.code, Code::SuspiciousText | Code::SuspiciousName);
+    }
+    if unsafe_template {
+        pickle::Verdict::Dangerous
+    } else if error {
+        pickle::Verdict::Error
+    } else if suspicious {
+        pickle::Verdict::Suspicious
+    } else {
+        pickle::Verdict::Safe
+    }
+}
+
+/// How bad a safety verdict is: `dangerous` > `error` > `suspicious` > `safe` (the worst of
+/// several files is the one with the highest rank).
+pub fn safety_rank(v: pickle::Verdict) -> u8 {
+    match v {
+        pickle::Verdict::Safe => 0,
+        pickle::Verdict::Suspicious => 1,
+        pickle::Verdict::Error => 2,
+        pickle::Verdict::Dangerous => 3,
+    }
+}
+
+impl Inspection {
+    /// The file's safety verdict, for every format: the pickle family's own (which imports
+    /// loading it would perform); a safetensors file `safe` — it cannot carry code — unless
+    /// its header is broken (any error: `error`); a GGUF by [`text_safety`]; anything else
+    /// (an unknown format, a failed read) `error`.
+    pub fn safety(&self) -> pickle::Verdict {
+        match &self.parsed {
+            Parsed::Torch(t) if self.ok() || t.inspection.safety.verdict == pickle::Verdict::Dangerous => t.inspection.safety.verdict,
+            Parsed::Torch(_) => pickle::Verdict::Error,
+            Parsed::Safetensors(_) if self.ok() => pickle::Verdict::Safe,
+            Parsed::Gguf(_) => text_safety(self.findings()),
+            Parsed::Safetensors(_) | Parsed::None => pickle::Verdict::Error,
+        }
     }
 }
 

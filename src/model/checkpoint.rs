@@ -214,7 +214,7 @@ pub fn build_model(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> C
         })
         .collect();
     let safety = (family == ShardFamily::Torch)
-        .then(|| shard_files.iter().filter_map(|f| f.parsed.torch()).map(|t| t.inspection.safety.verdict).max_by_key(|v| safety_rank(*v)))
+        .then(|| shard_files.iter().filter_map(|f| f.parsed.torch()).map(|t| t.inspection.safety.verdict).max_by_key(|v| crate::formats::safety_rank(*v)))
         .flatten();
     let mut shards = collect_shards(&shard_files, &mut findings);
     let missing = check_index(comp.index.as_mut(), &mut shards, family, &mut findings);
@@ -259,16 +259,6 @@ pub fn build_model(files: &[&Inspection], companions: &[(String, Vec<u8>)]) -> C
         inventory,
         tokenizer,
         generation_config: comp.generation_config,
-    }
-}
-
-/// How bad a safety verdict is, for the worst of several.
-fn safety_rank(v: SafetyVerdict) -> u8 {
-    match v {
-        SafetyVerdict::Safe => 0,
-        SafetyVerdict::Suspicious => 1,
-        SafetyVerdict::Error => 2,
-        SafetyVerdict::Dangerous => 3,
     }
 }
 

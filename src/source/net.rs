@@ -39,6 +39,13 @@ pub struct Net {
     pub bytes: AtomicU64,
 }
 
+impl std::fmt::Debug for Net {
+    /// Never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Net").field("requests", &self.requests).field("bytes", &self.bytes).finish_non_exhaustive()
+    }
+}
+
 impl Net {
     /// A client for `hub` (the Hub's base URL); `token` (from `HF_TOKEN`) is sent to its
     /// host only.

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The ways tensorpeek reaches people outside cargo, each run as its user would run it:
+#   wheel       `pip install tensorpeek`: maturin (from PyPI, in a fresh venv) builds the
+#               wheel; it is installed into another fresh venv and run there
+#               (`tensorpeek`, `python -m tensorpeek`);
+#   pre-commit  the hook of .pre-commit-hooks.yaml through the real `pre-commit` package
+#               (`pre-commit try-repo` on this repository, in a temporary git repository);
+#   action      action.yml's steps through tests/action/run_action.py (a local runner:
+#               its `run:` steps executed, its `uses:` step checked), the SARIF it writes
+#               validated by the `jsonschema` package against the committed schema.
+# Every check prints PASS or FAIL; nothing is skipped (a missing tool is a FAIL). The last
+# line is "integrations: N passed, N failed"; the exit status is 1 when any failed.
+# WHEEL_SIZE_FILE, when set, receives the wheel's size in bytes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tensorpeek-integrations.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() { # check NAME COMMAND…: PASS when the command succeeds
+  local name=$1
+  shift
+  if "$@" > "$work/last.log" 2>&1; then
+    echo "PASS $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name"
+    sed 's/^/    | /' "$work/last.log" | tail -n 40
+    failed=$((failed + 1))
+  fi
+}
+exits() { # exits CODE COMMAND…: the command exits with CODE
+  local want=$1
+  shift
+  "$@"
+  local got=$?
+  [ "$got" -eq "$want" ] || { echo "exit status $got, expected $want"; return 1; }
+}
+contains() { # contains TEXT COMMAND…: the command's output (stdout+stderr) holds TEXT
+  local text=$1
+  shift
+  local out
+  out=$("$@" 2>&1)
+  printf '%s\n' "$out"
+  grep -qF -- "$text" <<< "$out" || { echo "no \"$text\" in the output"; return 1; }
+}
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+
+echo "== wheel (maturin, bindings = bin)"
+python3 -m venv "$work/build-venv"
+check "pip install maturin into a fresh venv" "$work/build-venv/bin/pip" install --quiet "maturin>=1.9,<2.0"
+check "maturin build --release" "$work/build-venv/bin/maturin" build --release --out "$work/wheels"
+wheel=$(ls "$work"/wheels/tensorpeek-*.whl 2>/dev/null | head -n 1)
+check "one wheel, named for this version" test -f "$wheel" -a "$(basename "${wheel:-none}" | cut -d- -f2)" = "$version"
+check "the wheel holds the tensorpeek binary as a script, the python package, no worker" python3 -c '
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+print("\n".join(names))
+assert "tensorpeek-%s.data/scripts/tensorpeek" % sys.argv[2] in names
+assert "tensorpeek/__main__.py" in names
+assert not any("worker" in n for n in names)' "${wheel:-missing.whl}" "$version"
+if [ -n "${WHEEL_SIZE_FILE:-}" ] && [ -f "${wheel:-}" ]; then stat -c %s "$wheel" > "$WHEEL_SIZE_FILE"; fi
+[ -f "${wheel:-}" ] && echo "   wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
+python3 -m venv "$work/use-venv"
+check "pip install the wheel into another fresh venv" "$work/use-venv/bin/pip" install --quiet "${wheel:-missing.whl}"
+check "tensorpeek on the venv's PATH: --version" contains "tensorpeek $version" env PATH="$work/use-venv/bin:/usr/bin:/bin" tensorpeek --version
+check "tensorpeek scan tests/fixtures/pickle exits 1 (dangerous files)" exits 1 env PATH="$work/use-venv/bin:/usr/bin:/bin" tensorpeek scan tests/fixtures/pickle
+check "tensorpeek scan of a clean GGUF exits 0" exits 0 env PATH="$work/use-venv/bin:/usr/bin:/bin" tensorpeek scan tests/fixtures/scan/template_clean.gguf
+check "python -m tensorpeek --version" contains "tensorpeek $version" "$work/use-venv/bin/python" -m tensorpeek --version
+check "python -m tensorpeek scan … exits 1 with the dangerous line" contains "dangerous   gguf" exits 1 "$work/use-venv/bin/python" -m tensorpeek scan tests/fixtures/scan
+check "python -m tensorpeek passes usage errors through (exit 2)" exits 2 "$work/use-venv/bin/python" -m tensorpeek scan --no-such-flag
+
+echo "== pre-commit hook (.pre-commit-hooks.yaml)"
+python3 -m venv "$work/tools-venv"
+check "pip install pre-commit and jsonschema into a fresh venv" "$work/tools-venv/bin/pip" install --quiet pre-commit jsonschema
+export PRE_COMMIT_HOME=$work/pre-commit-home
+git_repo=$work/models
+mkdir -p "$git_repo/weights" "$git_repo/docs"
+git -C "$git_repo" init --quiet
+git -C "$git_repo" config user.email test@example.org
+git -C "$git_repo" config user.name test
+cp tests/fixtures/one_tensor.safetensors "$git_repo/weights/clean.safetensors"
+cp tests/fixtures/scan/template_clean.gguf "$git_repo/weights/chat.gguf"
+printf 'not a model\n' > "$git_repo/docs/notes.md"
+git -C "$git_repo" add -A
+try_repo() { (cd "$git_repo" && "$work/tools-venv/bin/pre-commit" try-repo "$repo" tensorpeek "$@"); }
+check "hook passes on staged clean model files (builds the hook: language python, pip install of this repository)" exits 0 try_repo
+cp tests/fixtures/pickle/mal_os_system.pkl "$git_repo/weights/evil.pkl"
+cp tests/fixtures/pickle/mal_os_system.pkl "$git_repo/docs/evil.txt"
+git -C "$git_repo" add -A
+check "hook fails on a staged dangerous pickle and names it" contains "weights/evil.pkl  DangerousGlobal" exits 1 try_repo
+check "hook passes only model files (docs/evil.txt is not a model file's name)" bash -c "! (cd '$git_repo' && '$work/tools-venv/bin/pre-commit' try-repo '$repo' tensorpeek --verbose 2>&1 | grep -q 'docs/evil.txt')"
+git -C "$git_repo" rm --cached --quiet weights/evil.pkl docs/evil.txt
+rm "$git_repo/weights/evil.pkl" "$git_repo/docs/evil.txt"
+check "hook passes again once the pickle is unstaged" exits 0 try_repo
+
+echo "== GitHub Action (action.yml, composite)"
+runner() { "$work/tools-venv/bin/python" tests/action/run_action.py "$repo" "$@"; }
+# install=none runs use the CLI the wheel installed (first on PATH, as after `pip install tensorpeek`)
+runner_none() { PATH="$work/use-venv/bin:$PATH" runner "$@" install=none; }
+ws=$work/workspace
+mkdir -p "$ws"
+cp -r tests/fixtures/pickle "$ws/models"
+cp -r tests/fixtures/scan "$ws/gguf"
+check "action: install (pip install of the action's folder), scan, upload step, then fail (exit 1)" exits 1 runner "$ws" "paths=models\ngguf" sarif-file=out.sarif
+runner "$ws" "paths=models\ngguf" sarif-file=out.sarif > "$work/run.jsonl" 2>"$work/run.err"
+step() { python3 -c 'import json, sys; steps = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]; print(json.dumps([s for s in steps if s.get("name") == sys.argv[2] or (sys.argv[2] == "final" and "conclusion" in s)][0]))' "$work/run.jsonl" "$1"; }
+check "action: the scan step ran and its exit-code output is 1" contains '"exit-code": "1"' step Scan
+check "action: the upload step is github/codeql-action/upload-sarif@v3 with the SARIF file" \
+  contains '"uses": "github/codeql-action/upload-sarif@v3", "with": {"sarif_file": "out.sarif", "category": "tensorpeek"}' step "Upload SARIF"
+check "action: the fail step ran and failed" contains '"outcome": "failure"' step "Fail on findings"
+check "action: outputs exit-code 1 and the SARIF file, conclusion failure" contains '{"outputs": {"exit-code": "1", "sarif-file": "out.sarif"}, "conclusion": "failure"}' step final
+check "action: the SARIF log is valid against the SARIF 2.1.0 schema (python jsonschema)" \
+  "$work/tools-venv/bin/python" -c 'import json, sys, jsonschema; schema = json.load(open(sys.argv[1])); log = json.load(open(sys.argv[2])); jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log); r = log["runs"][0]["results"]; assert any(x["ruleId"] == "DangerousGlobal" and x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "models/mal_os_system.pkl" for x in r), r[:3]; assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://github.com/example/models/blob/0123456789abcdef0123456789abcdef01234567/docs/codes.md#filetooshort"; print(len(r), "results")' \
+  tests/fixtures/sarif/sarif-2.1.0.json "$ws/out.sarif"
+check "action: a clean path passes (exit-code 0, no fail step)" contains '"conclusion": "success"' runner_none "$ws" paths=gguf/template_clean.gguf upload=false
+check "action: fail-on error lets a dangerous file through" contains '"conclusion": "success"' runner_none "$ws" paths=gguf fail-on=error upload=false
+check "action: a usage error (no such path) fails the scan step with exit 2" contains '"exit": 2' runner_none "$ws" paths=no-such-folder
+
+echo "integrations: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
