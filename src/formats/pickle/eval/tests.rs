@@ -370,3 +370,57 @@ fn a_tensor_under_several_keys_is_named_by_each() {
     let past = crate::fmt::thousands(n as u64 - allowed);
     assert!(findings[0].message.starts_with(&format!("{past} more tensor names")), "{}", findings[0].message);
 }
+
+/// `{"model": {"w": T, "b": U}, "ema": <the same dict>}`: a sub-dict under two keys (torch
+/// pickles the second as a memo GET of the first) is listed under each, as `torch.load`
+/// gives both (issue 24); a DAG of lists each holding the next twice stays bounded.
+#[test]
+fn a_sub_dict_under_two_keys_is_listed_under_each() {
+    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
+    let rebuild = |key: &str| {
+        let mut r = b"ctorch._utils\n_rebuild_tensor_v2\n((".to_vec();
+        r.extend(x("storage"));
+        r.extend(b"ctorch\nFloatStorage\n");
+        r.extend(x(key));
+        r.extend(x("cpu"));
+        r.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+        r
+    };
+    let mut d = b"\x80\x02}(".to_vec();
+    d.extend(x("model"));
+    d.extend(b"}q\x08(");
+    d.extend(x("w"));
+    d.extend(rebuild("0"));
+    d.extend(x("b"));
+    d.extend(rebuild("1"));
+    d.extend(b"u");
+    d.extend(x("ema"));
+    d.extend(b"h\x08u.");
+    let ctx = Context { torch: true, ..Context::default() };
+    let w = walk(&d, &ctx);
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    let (named, findings) = w.named_tensors();
+    let got: Vec<(&str, u32)> = named.iter().map(|n| (n.name.as_str(), n.tensor)).collect();
+    assert_eq!(got, [("model.w", 0), ("model.b", 1), ("ema.w", 0), ("ema.b", 1)]);
+    assert!(findings.is_empty(), "{findings:?}");
+    // 40 lists, each holding the next twice, the last a tensor: 2^40 paths, named up to the
+    // repeat allowance, the rest counted in one finding.
+    let mut d = b"\x80\x02".to_vec();
+    d.extend(rebuild("0"));
+    for i in 0..40u8 {
+        d.extend(b"q");
+        d.push(i);
+        d.extend(b"h");
+        d.push(i);
+        d.extend(b"\x86");
+    }
+    d.extend(b".");
+    let w = walk(&d, &ctx);
+    assert!(matches!(w.end, End::Stop(_)), "{:?}", w.findings);
+    let (named, findings) = w.named_tensors();
+    let allowed = REPEAT_NAMES_SLACK + d.len() as u64 / REPEAT_NAME_STREAM_BYTES;
+    assert!(named.len() as u64 <= 1 + allowed, "{} names", named.len());
+    assert!(named.len() > 1);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::LimitExceeded);
+}

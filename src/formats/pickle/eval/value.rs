@@ -82,6 +82,18 @@ pub enum Obj {
     Free,
 }
 
+impl Obj {
+    /// Its direct children (entries, items; an instance's state, items and entries).
+    pub fn entry_count(&self) -> usize {
+        match self {
+            Obj::List(v) | Obj::Tuple(v) | Obj::Set(v) => v.len(),
+            Obj::Dict(d) => d.len(),
+            Obj::Instance(i) => usize::from(i.state.is_some()).saturating_add(i.items.len()).saturating_add(i.entries.len()),
+            Obj::Free => 0,
+        }
+    }
+}
+
 /// What was called, its arguments, the state BUILD gave it, and items / entries appended
 /// to it.
 #[derive(Clone, Debug)]

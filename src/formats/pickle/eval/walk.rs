@@ -134,6 +134,7 @@ impl Walk {
         }
         let mut n = Naming {
             on_path: vec![false; self.arena.len()],
+            walked: vec![false; self.arena.len()],
             path: Vec::new(),
             out: Vec::new(),
             bytes_left: NAMES_SLACK.saturating_add(self.len),
@@ -205,10 +206,24 @@ impl Walk {
             return;
         };
         if n.on_path.get(id).copied().unwrap_or(true) {
-            return; // a cycle, or a container already walked by another path
+            return; // a cycle
         }
-        if let Some(f) = n.on_path.get_mut(id) {
+        if n.walked.get(id).copied().unwrap_or(true) {
+            // A container shared by several paths (a sub-dict under two keys: torch
+            // pickles the second as a memo GET) is walked again, as `torch.load` gives it
+            // under each key — its entries charged to the names allowed for repeats, so
+            // that a DAG of lists each holding the next twice (2^n paths in a 366-byte
+            // pickle, found by fuzzing: tests/fuzz_regressions.rs) stops at that budget.
+            let cost = (obj.entry_count() as u64).max(1);
+            if n.repeats_left < cost {
+                n.past = n.past.saturating_add(1);
+                return;
+            }
+            n.repeats_left -= cost;
+        }
+        if let (Some(f), Some(w)) = (n.on_path.get_mut(id), n.walked.get_mut(id)) {
             *f = true;
+            *w = true;
         }
         let child = |key: String, val: &Value, n: &mut Naming| {
             let used: usize = n.path.iter().map(|p| p.len() + 1).sum();
@@ -254,17 +269,18 @@ impl Walk {
             }
             Obj::Free => {}
         }
-        // stays marked: a container shared by many paths is walked once, by the first
-        // (its tensors are named there); unmarking it made a DAG of n lists each holding
-        // the next twice cost 2^n (a 366-byte pickle never finished: found by fuzzing,
-        // tests/fuzz_regressions.rs)
+        if let Some(f) = n.on_path.get_mut(id) {
+            *f = false;
+        }
     }
 }
 
 /// What naming carries down the value tree.
 struct Naming {
-    /// Containers on the path or walked already.
+    /// Containers on the path (a cycle is not followed).
     on_path: Vec<bool>,
+    /// Containers walked already (walking one again is charged to `repeats_left`).
+    walked: Vec<bool>,
     path: Vec<String>,
     out: Vec<NamedTensor>,
     /// Bytes of names still allowed.
