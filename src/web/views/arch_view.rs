@@ -150,7 +150,7 @@ pub fn arch_card(p: &ArchCardProps) -> Html {
                     { dl_item("Experts", "arch-experts", html! { e }) }
                 }
                 if let Some((active, total)) = p.active {
-                    { dl_item("Active parameters", "arch-active", html! { <>{ params(active) }<span class="dim">{ format!(" of {} per token", fmt::human_count(total)) }</span></> }) }
+                    { dl_item("Active parameters", "arch-active", html! { <>{ params(active) }<span class="dim">{ format!(" used per token, of {} in all", fmt::human_count(total)) }</span></> }) }
                 }
                 if let Some(w) = d.swa {
                     { dl_item("Sliding window", "arch-swa", html! { format!("{} tokens{}", fmt::thousands(w.window), if matches!(w.kind, crate::model::description::SwaKind::Chunked) { " (chunked)" } else { "" }) }) }
