@@ -142,7 +142,7 @@ pub fn arch_card(p: &ArchCardProps) -> Html {
             { strip(d) }
             { legend(d) }
             <dl>
-                { dl_item("Layers", "arch-layers", html! { <>{ num_html(d.n_layer()) }<span class="dim">{ format!(" ({})", pattern.join(", ")) }</span></> }) }
+                { dl_item("Layers", "arch-layer-count", html! { <>{ num_html(d.n_layer()) }<span class="dim">{ format!(" ({})", pattern.join(", ")) }</span></> }) }
                 if d.n_layer_nextn > 0 {
                     { dl_item("Multi-token prediction", "arch-nextn", html! { format!("{} trailing layer(s), not run by the main model", d.n_layer_nextn) }) }
                 }
