@@ -14,7 +14,8 @@ file=tests/e2e/out/llama32-3b.sparse.safetensors
 python3 tests/make_sparse_safetensors.py "$file"
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
 python3 tests/make_bench_files.py tests/e2e/out
-# Issue 13's table: every row beside its floor and its target.
+# Issue 13's table: every row beside its floor and its target (with issue 25's cold drop over a
+# throttled link, ONLY=cold, beside the floor page under the same throttle).
 node tests/e2e/bench_page.mjs tests/e2e/out target/bench-native/tensorpeek
 node tests/e2e/bench.mjs "$file" target/bench-native/tensorpeek
 # Will it run? One projection and a 24-point chart over a 101,013-tensor model (issue 22:

@@ -1,8 +1,11 @@
-// Starts the app — when it is needed. The first view (index.html's #shell: the drop zone,
-// the file and folder buttons, the URL field) is plain HTML and CSS; the app's wasm and the
-// parse worker load on the first sign that a file is coming: a drag entering the window,
-// the pointer over the drop zone or a button, focus, a key, a touch — or at once when the
-// address names files (?url=, ?hf=, #file=) or asks for the embedded layout. A file chosen,
+// Starts the app — once the first view has painted. The first view (index.html's #shell:
+// the drop zone, the file and folder buttons, the URL field) is plain HTML and CSS; the
+// app's wasm and the parse worker load when the page is first idle after its load event
+// (requestIdleCallback), so that a file dropped with no sign before it finds them ready —
+// or earlier, on the first sign that a file is coming: a drag entering the window, the
+// pointer over the drop zone or a button, focus, a key, a touch — or at once when the
+// address names files (?url=, ?hf=, #file=) or asks for the embedded layout. With `?lazy`
+// in the address (or the browser's Save-Data on) only the first sign starts it. A file chosen,
 // dropped or a URL given before the app runs is kept here (window.__tensorpeek.pending)
 // and handed to it (web/shell.rs). The page's Content-Security-Policy allows no inline
 // script: Trunk.toml's `pattern_script` names the app's (hashed) script and wasm in data-*
@@ -37,10 +40,20 @@ if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.t
     start();
   };
   for (const t of events) addEventListener(t, intent, true);
+  // Idle time after the first paint: the load event, then the browser's first idle moment
+  // (at most 2 s later).
+  if (!query.has('lazy') && !navigator.connection?.saveData) {
+    const idle = () => (window.requestIdleCallback ?? ((f) => setTimeout(f, 50)))(() => start(), { timeout: 2000 });
+    if (document.readyState === 'complete') idle();
+    else addEventListener('load', idle, { once: true });
+  }
   const hand = (pending) => {
     tp.pending = pending;
     shell.classList.add('starting');
     start();
+    // The app may be running already (it took over while a file dialog opened from here was
+    // open): it takes the hand-off on this event (web/app.rs).
+    dispatchEvent(new Event('tensorpeek-pending'));
   };
   for (const input of shell.querySelectorAll('input[type=file]')) {
     input.addEventListener('change', () => hand({ files: [...input.files], folder: input.hasAttribute('webkitdirectory') }));

@@ -351,6 +351,35 @@ pub fn format_from_name(name: &str) -> Format {
     }
 }
 
+/// Deserializes a list of tensors with its whole capacity at once when the encoding says how
+/// many come (postcard does), up to [`MAX_TENSORS`]: serde's own `Vec` takes at most 1 MiB
+/// ahead and grows from there, and growing a 100,352-entry list (~14 MB in wasm) was the
+/// largest part of reading an inspection back on the page's UI thread (Chromium profile).
+pub mod tensor_list {
+    use super::MAX_TENSORS;
+    use crate::vocab::TensorEntry;
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<TensorEntry>, D::Error> {
+        struct List;
+        impl<'de> Visitor<'de> for List {
+            type Value = Vec<TensorEntry>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of tensors")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let cap = seq.size_hint().unwrap_or(0).min(usize::try_from(MAX_TENSORS).unwrap_or(usize::MAX));
+                let mut list = Vec::with_capacity(cap);
+                while let Some(t) = seq.next_element()? {
+                    list.push(t);
+                }
+                Ok(list)
+            }
+        }
+        d.deserialize_seq(List)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,7 @@ pub struct Header {
     /// `__metadata__`, in file order (only its string values).
     pub metadata: Vec<(String, String)>,
     /// Tensors in header order.
+    #[serde(deserialize_with = "crate::formats::tensor_list::deserialize")]
     pub tensors: Vec<TensorEntry>,
     pub findings: Vec<Finding>,
 }

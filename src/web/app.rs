@@ -113,7 +113,7 @@ fn link_of(state: &State) -> Link {
         link.filter = state.filters.get(&f.id).cloned();
         if let (Some((fid, i)), Status::Done(_, tensors)) = (state.selected, &f.status) {
             if fid == f.id {
-                link.tensor = tensors.0.get(i).map(|t| t.name.clone());
+                link.tensor = tensors.get(i).map(|t| t.name.clone());
             }
         }
     }
@@ -158,7 +158,7 @@ fn apply_link(state: &State, link: &Link, d: &UseReducerDispatcher<State>) -> bo
         d.dispatch(Action::Filter(f.id, text.clone()));
     }
     if let Some(name) = &link.tensor {
-        if let Some(i) = tensors.0.iter().position(|t| &t.name == name) {
+        if let Some(i) = tensors.iter().position(|t| &t.name == name) {
             d.dispatch(Action::Select(Some((f.id, i))));
         }
     }
@@ -238,7 +238,7 @@ pub fn app() -> Html {
             // in the document (child components render after this effect; the microtask
             // still runs before a paint).
             wasm_bindgen_futures::spawn_local(async { shell::restore() });
-            match shell::take() {
+            let take = std::rc::Rc::new(move || match shell::take() {
             Some(Handoff::Url(text)) => on_url.emit(text),
             Some(Handoff::Picked { files, .. }) => {
                 let (files, from_folder) = named(files.into_iter());
@@ -246,6 +246,7 @@ pub fn app() -> Html {
             }
             Some(Handoff::Dropped { entries, files, directory }) => {
                 if directory {
+                    let open = open.clone();
                     wasm_bindgen_futures::spawn_local(async move {
                         let (picked, notes) = folder::walk(entries).await;
                         let files = picked.into_iter().map(|p| (p.path, p.file)).collect();
@@ -257,7 +258,14 @@ pub fn app() -> Html {
                 }
             }
             None => {}
-        }});
+        });
+            take();
+            // A file that reaches the first view's controls after the app took over (a file
+            // dialog opened from the first view, answered once the app, loaded in idle
+            // time, had replaced it): the loader says so with this event.
+            let listener = web_sys::window().map(|w| gloo::events::EventListener::new(&w, "tensorpeek-pending", move |_| take()));
+            move || drop(listener)
+        });
     }
     let on_choose = {
         let (open, d) = (open.clone(), state.dispatcher());

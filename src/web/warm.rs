@@ -9,7 +9,7 @@
 //! then unmounts it. Nothing of it is seen, read from disk or sent anywhere.
 
 use super::views::file_view::FileView;
-use super::state::{FileEntry, Shared, Status};
+use super::state::{FileEntry, Shared, Status, Tensors};
 use gloo::timers::future::TimeoutFuture;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -54,12 +54,12 @@ pub fn first_view() {
             }
             let name = inspection.name.clone();
             let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.create_element("div").ok()) else { return };
-            let tensors = Shared(Rc::new(inspection.tensors().to_vec()));
+            let inspection = Rc::new(inspection);
             let file = FileEntry {
                 id: u32::MAX,
                 name: name.clone(),
                 size: inspection.size,
-                status: Status::Done(Shared(Rc::new(inspection)), tensors),
+                status: Status::Done(Shared(inspection.clone()), Tensors::of(inspection)),
                 started_ms: 0.0,
                 took_ms: Some(0.0),
                 link: None,

@@ -160,8 +160,10 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   const errors = [];
   page.on('request', (r) => requests.push(r.url()));
   page.on('pageerror', (e) => errors.push(String(e)));
+  const warnings = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
+    if (m.type() === 'warning') warnings.push(m.text());
     if (/CSP violation|Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
   });
   await page.goto(url);
@@ -174,7 +176,7 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
     ?.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })) || !!document.getElementById('shell'))) {
     await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   }
-  return { context, page, requests, errors };
+  return { context, page, requests, errors, warnings };
 }
 
 /** The memory of every Chromium process (PSS, bytes), for the benchmarks' peaks. */

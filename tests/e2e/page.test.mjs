@@ -293,7 +293,7 @@ test('with no file coming, the app warms its first view unseen: both made-up fil
   await context.close();
 });
 
-test('the first view is plain HTML: no app code until a file is coming; it looks as the app\'s; what was begun in it is handed over', async () => {
+test('the first view is plain HTML: no app code before it (with ?lazy: until a file is coming); it looks as the app\'s; what was begun in it is handed over; without ?lazy the app comes in idle time', async () => {
   // What the app's empty view shows (its text: the white space between HTML's tags aside),
   // and where: the plain-HTML copy must match it.
   const view = () => ({
@@ -302,7 +302,8 @@ test('the first view is plain HTML: no app code until a file is coming; it looks
     boxes: ['[data-testid=url-input]', '[data-testid=url-open]', '[data-testid=empty]', 'label[for=file-input]', 'label[for=folder-input]']
       .map((sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [sel, Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]; }),
   });
-  const { context, page, requests, errors } = await openPage(env.browser, env.server.url, { app: false });
+  // ?lazy: the app loads only on a first sign of a file (without it: in idle time, below)
+  const { context, page, requests, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
   assert.ok(await page.evaluate(() => !!document.getElementById('shell')));
   await page.waitForTimeout(300);
   assert.deepEqual(requests.filter((u) => /tensorpeek-.*\.(js|wasm)$/.test(u)), [], 'no app code on first load');
@@ -322,20 +323,35 @@ test('the first view is plain HTML: no app code until a file is coming; it looks
   // A file chosen in the first view is opened by the app.
   const fixture = path.join(FIXTURES, 'one_tensor.safetensors');
   const want = readJson(fixture + '.expected.json');
-  const second = await openPage(env.browser, env.server.url, { app: false });
+  const second = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
   await second.page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await done(second.page);
   assert.equal(await text(second.page, '[data-testid=tensor-count]'), th(want.totals.tensors));
   await second.context.close();
 
   // A URL submitted in the first view is taken by the app (and judged: not a URL).
-  const third = await openPage(env.browser, env.server.url, { app: false });
+  const third = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
   await third.page.evaluate(() => {
     document.querySelector('#shell #url-input').value = 'not a url';
     document.querySelector('#shell form').requestSubmit();
   });
   assert.match(await text(third.page, '[data-testid=url-error]'), /not a Hub repository id/);
   await third.context.close();
+
+  // Without ?lazy: the first view's files come first (the app's code after the load event),
+  // then, with no sign of a file, the app loads in idle time, takes over and starts its
+  // worker.
+  const idle = await openPage(env.browser, env.server.url, { app: false });
+  const firstLoad = await idle.page.evaluate(() => performance.getEntriesByType('resource').filter((r) => /tensorpeek-/.test(r.name) && r.startTime < performance.timing.loadEventEnd - performance.timing.navigationStart).length);
+  assert.equal(firstLoad, 0, 'no app code before the load event');
+  await idle.page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  await idle.page.waitForFunction(() => performance.getEntriesByType('mark').some((m) => m.name === 'tensorpeek: spare worker ready'), null, { timeout: 30_000 });
+  assert.deepEqual(idle.errors, []);
+  // a clean console: no warning either (Trunk's worker shim made wasm-bindgen warn about
+  // deprecated init parameters on every load; www/tensorpeek-worker_loader.js replaces it)
+  await idle.page.waitForTimeout(300);
+  assert.deepEqual(idle.warnings.filter((w) => !/blocked by Playwright/.test(w)), []);
+  await idle.context.close();
   assert.deepEqual(errors, []);
 });
 

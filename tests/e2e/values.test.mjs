@@ -286,7 +286,7 @@ test('the app and its worker load from a sub-path too, and only once a file is c
   const sub = await serve(ROOT, { check: 'dist/index.html' });
   try {
     const want = expected.safetensors.find((t) => t.name === 't_U8');
-    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/`, { app: false });
+    const { context, page, errors } = await openPage(env.browser, `${sub.url}dist/?lazy`, { app: false });
     // The first load is the first view's HTML, CSS and loader; the app and its worker come
     // with the first sign of a file (here the file itself).
     await page.waitForTimeout(200);

@@ -132,6 +132,7 @@ pub struct GgufFile {
     pub header: Header,
     pub kvs: Vec<Kv>,
     /// The tensors in header order (`header_offset`: where each tensor info starts).
+    #[serde(deserialize_with = "crate::formats::tensor_list::deserialize")]
     pub tensors: Vec<TensorEntry>,
     pub card: ModelCard,
     pub tokenizer: TokenizerSummary,

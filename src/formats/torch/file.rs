@@ -15,6 +15,7 @@ pub struct TorchFile {
     pub inspection: Inspection,
     /// The tensors as vocabulary entries: `start`/`end` absolute (the data section starts at
     /// byte 0), `abs_start = start`.
+    #[serde(deserialize_with = "crate::formats::tensor_list::deserialize")]
     pub entries: Vec<TensorEntry>,
     /// Bytes of the file that tensors occupy, each byte once (tensors sharing a storage,
     /// overlapping views): the file's real tensor data, where `Totals::bytes` counts every

@@ -102,7 +102,7 @@ pub fn finding_list(p: &FindingListProps) -> Html {
     if p.findings.is_empty() {
         return html! {};
     }
-    let tensor = |name: &str| match p.tensors.as_ref().and_then(|t| t.0.iter().position(|t| t.name == name)) {
+    let tensor = |name: &str| match p.tensors.as_ref().and_then(|t| t.iter().position(|t| t.name == name)) {
         Some(i) => {
             let cb = p.on_select.clone();
             let onclick = Callback::from(move |_: MouseEvent| cb.emit(i));

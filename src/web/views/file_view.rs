@@ -236,7 +236,7 @@ pub struct TensorPanelProps {
 /// The selected tensor: name, dtype, shape, range; copy its name or its JSON.
 #[function_component(TensorPanel)]
 pub fn tensor_panel(p: &TensorPanelProps) -> Html {
-    let Some(t) = p.tensors.0.get(p.index) else {
+    let Some(t) = p.tensors.get(p.index) else {
         return html! {};
     };
     let json = serde_json::to_string_pretty(t).unwrap_or_default();

@@ -136,7 +136,7 @@ pub fn model_view(p: &ModelViewProps) -> Html {
             if let Some(i) = *selected {
                 <TensorPanel tensors={d.tensors.clone()} index={i} file={d.tensor_files.get(i).map(|f| AttrValue::from(f.clone()))} />
             }
-            if !d.tensors.0.is_empty() {
+            if !d.tensors.is_empty() {
                 <TensorTable tensors={d.tensors.clone()} files={Some(d.tensor_files.clone())}
                     {on_select} selected={*selected} filter={p.filter.clone()} on_filter={p.on_filter.clone()}
                     export_name={AttrValue::from(format!("{}-tensors", p.checkpoint.name))} />

@@ -7,7 +7,7 @@
 use super::components::{dl_item, ExportButton, FindingList, TotalsCard};
 use super::fit_view::FitCard;
 use super::format::num_html;
-use crate::web::state::{FileEntry, Shared, State};
+use crate::web::state::{FileEntry, Shared, State, Tensors};
 use super::table::TensorTable;
 use crate::formats::Inspection;
 use crate::model::gguf_split::{self, SplitModel};
@@ -54,7 +54,7 @@ pub struct SplitProps {
 pub fn split_view(p: &SplitProps) -> Html {
     let m: &SplitModel = &p.model.0;
     let tensors = use_memo(p.model.clone(), |m| {
-        (Shared(Rc::new(m.0.tensors.iter().map(|t| t.tensor.clone()).collect::<Vec<_>>())), Rc::new(m.0.tensors.iter().map(|t| t.file.clone()).collect::<Vec<_>>()))
+        (Tensors::own(m.0.tensors.iter().map(|t| t.tensor.clone()).collect::<Vec<_>>()), Rc::new(m.0.tensors.iter().map(|t| t.file.clone()).collect::<Vec<_>>()))
     });
     let selected = use_state(|| None::<usize>);
     let errors = m.errors.len();

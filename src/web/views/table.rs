@@ -289,19 +289,19 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let viewport = use_state(|| VIEWPORT_PX);
     let wrap_ref = use_node_ref();
     // Lower-case names, once per table (filtering does not allocate per keystroke).
-    let lower: Rc<Vec<String>> = use_memo(p.tensors.clone(), |ts| ts.0.iter().map(|t| t.name.to_lowercase()).collect());
+    let lower: Rc<Vec<String>> = use_memo(p.tensors.clone(), |ts| ts.iter().map(|t| t.name.to_lowercase()).collect());
 
-    let tensors = p.tensors.0.clone();
+    let tensors = p.tensors.clone();
     let (col, asc) = *sort;
     // Sorted, filtered indices into `tensors`.
     let order: Rc<Vec<usize>> = use_memo(
         (p.tensors.clone(), col, asc, (*filter).clone(), p.files.clone(), p.layouts.clone()),
         |(ts, col, asc, needle, files, layouts)| {
             let needle = needle.to_lowercase();
-            let mut idx: Vec<usize> = (0..ts.0.len())
+            let mut idx: Vec<usize> = (0..ts.len())
                 .filter(|&i| needle.is_empty() || lower.get(i).is_some_and(|n| n.contains(&needle)))
                 .collect();
-            idx.sort_by(|&a, &b| match (ts.0.get(a), ts.0.get(b)) {
+            idx.sort_by(|&a, &b| match (ts.get(a), ts.get(b)) {
                 (Some(x), Some(y)) => {
                     let o = match (col, files, layouts) {
                         (Col::File, Some(f), _) => f.get(a).cmp(&f.get(b)).then(a.cmp(&b)),
@@ -328,7 +328,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
             return root;
         }
         for &i in order.iter() {
-            if let Some(t) = ts.0.get(i) {
+            if let Some(t) = ts.get(i) {
                 let parts: Vec<&str> = t.name.split('.').collect();
                 root.insert(&parts, 0, i, t);
             }

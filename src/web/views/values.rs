@@ -56,7 +56,7 @@ pub fn values_panel(p: &ValuesProps) -> Html {
     let sources = use_sources();
     let timing = use_state(|| None::<Timing>);
     let unavailable = use_state(|| false);
-    let Some(t) = p.tensors.0.get(p.index).cloned() else {
+    let Some(t) = p.tensors.get(p.index).cloned() else {
         return html! {};
     };
     let start = {

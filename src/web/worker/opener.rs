@@ -70,6 +70,8 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.worker.terminate();
+        // done with (or stopped): now the pool starts the next spare
+        super::pool::refill();
     }
 }
 
@@ -130,7 +132,7 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
         finish(job);
         return;
     }
-    let (worker, ready) = match super::pool::take() {
+    let (worker, ready) = match super::pool::take_for_open() {
         Ok(w) => w,
         Err(e) => {
             let names: Vec<usize> = batch.clone();

@@ -1,8 +1,9 @@
 //! A warm worker: starting a Web Worker fetches and compiles its wasm, 50–200 ms on the
 //! machines we measured, which a person would otherwise wait for after every drop and every
 //! **Read values**. One spare worker is kept listening: it is started with the app (which
-//! itself starts on the first sign that a file is coming: `www/loader.js`), and again after
-//! each job takes it. Nothing is fetched for a visitor who only reads the page.
+//! itself starts in idle time after the first view, or on the first sign of a file:
+//! `www/loader.js`), and again after
+//! each job takes it (an open job: once its worker is done, [`take_for_open`]).
 //!
 //! A taken worker is used for one job and then terminated, as before: a job that panicked
 //! or was cancelled never leaves a worker behind in an unknown state.
@@ -19,6 +20,12 @@ use web_sys::{MessageEvent, Worker};
 /// How long after a job took the spare the next one starts: the job's worker compiles and
 /// begins reading first.
 const REFILL_AFTER_MS: u32 = 400;
+/// How long after an open job's worker is done the next spare starts. An open job refills
+/// only then ([`take_for_open`]): a spare started beside a header still being read (a
+/// 100,352-tensor one reads for ~600 ms) spent ~230 ms of CPU on its own warm-up in the
+/// middle of it (Chromium trace), on a machine with two cores for the parse, the page and
+/// the browser. By then the page has put the first rows on screen.
+const REFILL_AFTER_DONE_MS: u32 = 500;
 
 struct Spare {
     worker: Worker,
@@ -84,8 +91,24 @@ fn warm_messages() {
 /// once: its [`Response::Ready`] was already heard). The caller sets its own handlers
 /// before this task ends, so no message falls between the two.
 pub fn take() -> Result<(Worker, bool), String> {
-    let spare = SPARE.with(|s| s.borrow_mut().take());
     REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_MS, warm)));
+    take_spare()
+}
+
+/// [`take`] for an open job, whose worker reads a header and is done: the pool is refilled
+/// when the caller says so ([`refill`]), not while the header is being read.
+pub fn take_for_open() -> Result<(Worker, bool), String> {
+    REFILL.with(|r| *r.borrow_mut() = None);
+    take_spare()
+}
+
+/// The worker taken with [`take_for_open`] is done: a spare is started a moment later.
+pub fn refill() {
+    REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_DONE_MS, warm)));
+}
+
+fn take_spare() -> Result<(Worker, bool), String> {
+    let spare = SPARE.with(|s| s.borrow_mut().take());
     if let Some(s) = spare {
         s.worker.set_onmessage(None);
         s.worker.set_onerror(None);
