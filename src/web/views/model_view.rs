@@ -58,7 +58,7 @@ pub fn model_view(p: &ModelViewProps) -> Html {
         let config = serde_json::Value::Object(data.model.architecture.as_ref()?.raw.clone());
         let d = Description::from_config(&config)?;
         // The merged tensors are in `data.tensors` (the model's own list was moved there).
-        let active = d.active_params(data.tensors.0.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0))));
+        let active = d.active_params(data.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0))));
         Some((Rc::new(d), active))
     });
     let Some(data) = &c.model else {
