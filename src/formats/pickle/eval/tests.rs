@@ -320,21 +320,28 @@ fn repeated(head: &[u8], unit: &[u8], n: usize, tail: &[u8]) -> Vec<u8> {
     p
 }
 
+/// BINUNICODE of `s`.
+fn x(s: &str) -> Vec<u8> {
+    [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat()
+}
+
+/// A protocol-2 `_rebuild_tensor_v2` of a 4-element float storage named `key`, as torch
+/// pickles it (the storage a persistent id).
+fn rebuild(key: &str) -> Vec<u8> {
+    let mut r = b"ctorch._utils\n_rebuild_tensor_v2\n((".to_vec();
+    r.extend(x("storage"));
+    r.extend(b"ctorch\nFloatStorage\n");
+    r.extend(x(key));
+    r.extend(x("cpu"));
+    r.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+    r
+}
+
 /// `{"a": T, "a_again": T, "b": [T, U]}` as torch pickles one tensor object under several
 /// keys: the second and third a memo GET of the first (issue 24). Each key is listed, as
 /// `torch.load` gives each; a repeat past the walk's allowance is counted, not listed.
 #[test]
 fn a_tensor_under_several_keys_is_named_by_each() {
-    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
-    let rebuild = |key: &str| {
-        let mut r = b"ctorch._utils\n_rebuild_tensor_v2\n((".to_vec();
-        r.extend(x("storage"));
-        r.extend(b"ctorch\nFloatStorage\n");
-        r.extend(x(key));
-        r.extend(x("cpu"));
-        r.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
-        r
-    };
     let mut d = b"\x80\x02}(".to_vec();
     d.extend(x("a"));
     d.extend(rebuild("0"));
@@ -376,16 +383,6 @@ fn a_tensor_under_several_keys_is_named_by_each() {
 /// gives both (issue 24); a DAG of lists each holding the next twice stays bounded.
 #[test]
 fn a_sub_dict_under_two_keys_is_listed_under_each() {
-    let x = |s: &str| [&[b'X'][..], &(s.len() as u32).to_le_bytes(), s.as_bytes()].concat();
-    let rebuild = |key: &str| {
-        let mut r = b"ctorch._utils\n_rebuild_tensor_v2\n((".to_vec();
-        r.extend(x("storage"));
-        r.extend(b"ctorch\nFloatStorage\n");
-        r.extend(x(key));
-        r.extend(x("cpu"));
-        r.extend(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
-        r
-    };
     let mut d = b"\x80\x02}(".to_vec();
     d.extend(x("model"));
     d.extend(b"}q\x08(");
