@@ -89,8 +89,8 @@ pub struct FitArgs {
     /// `-kvu`: one KV stream for all sequences.
     #[arg(long = "kv-unified")]
     pub kv_unified: bool,
-    /// `-ngl`: layers to offload (the output layer counts as one); default all.
-    #[arg(long = "n-gpu-layers")]
+    /// `-ngl`: layers to offload (the output layer counts as one), `auto` (the default) or `all`.
+    #[arg(long = "n-gpu-layers", value_parser = memory::flags::parse_ngl, allow_hyphen_values = true)]
     pub n_gpu_layers: Option<i64>,
     /// `-ts`: share of layers per GPU, e.g. 3,1.
     #[arg(long = "tensor-split", value_delimiter = ',')]

@@ -162,6 +162,79 @@ test('qwen3moe: the CLI\'s plan, context input and slider, a refusal, the chart,
   await context.close();
 });
 
+test('qwen3moe: -b, -ts, -ot, -ncmoe, -cmoe, -kvu, -nkvo are the CLI\'s, and in the arguments', async () => {
+  const { context, page, errors } = await open(QWEN);
+  assert.equal(await page.inputValue('[data-testid=fit-ngl]'), '');
+  assert.equal(await page.getAttribute('[data-testid=fit-ngl]', 'placeholder'), 'auto');
+  await page.fill('[data-testid=fit-ctx]', '4096');
+  await page.fill('[data-testid=fit-vram2]', '8');
+  await page.fill('[data-testid=fit-b]', '1024');
+  await page.fill('[data-testid=fit-ts]', '3/1');
+  await page.check('[data-testid=fit-nkvo]');
+  await page.waitForFunction(() => /^-b 1024 -nkvo .* -ts 3,1$/.test(document.querySelector('[data-testid=fit-args]')?.textContent));
+  let args = ['-c', '4096', '--gpu', '24GiB,8GiB', '-b', '1024', '-ts', '3,1', '-nkvo'];
+  let got = await shown(page);
+  same(got, fitJson([QWEN], args), '-b -ts -nkvo');
+  // -nkvo: every KV buffer on the host.
+  assert.ok(got.buffers.filter((b) => b.kind === 'context').every((b) => b.device === 'Host'), JSON.stringify(got.buffers));
+  // The fitted arguments are llama-fit-params' own: they carry the user's -ts (as whole numbers).
+  assert.match(got.args, /^-b 1024 -nkvo -c 4096 -ngl -1 -ts 3,1$/);
+
+  // Overrides: one layer's experts to the host, then -ncmoe 1 and -kvu; fitting stops at a user's -ot.
+  await page.uncheck('[data-testid=fit-nkvo]');
+  await page.fill('[data-testid=fit-ot]', String.raw`blk\.1\.ffn_(up|down|gate)_exps=CPU`);
+  await page.fill('[data-testid=fit-ncmoe]', '1');
+  await page.check('[data-testid=fit-kvu]');
+  await page.fill('[data-testid=fit-np]', '2');
+  args = ['-c', '4096', '--gpu', '24GiB,8GiB', '-b', '1024', '-ts', '3,1', '-ot', String.raw`blk\.1\.ffn_(up|down|gate)_exps=CPU`, '-ncmoe', '1', '-kvu', '-np', '2'];
+  const want = fitJson([QWEN], args);
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=fit-buffer]').length === n && document.querySelector('[data-testid=fit-kv]').dataset.cells, want.buffers.length);
+  got = await shown(page);
+  same(got, want, '-ot -ncmoe -kvu -np 2');
+  // Left alone, a user's overrides are printed as llama-fit-params prints them: -ncmoe as its patterns.
+  assert.equal(got.args, String.raw`-np 2 -b 1024 -kvu -c 4096 -ngl -1 -ts 3,1 -ot "blk\.1\.ffn_(up|down|gate)_exps=CPU,blk\.0\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU"`);
+  const hostModel = want.buffers.filter((b) => b.device === 'Host' && b.kind === 'model').reduce((a, b) => a + b.bytes, 0);
+  const plain = fitJson([QWEN], ['-c', '4096', '--gpu', '24GiB,8GiB', '-b', '1024', '-ts', '3,1', '-kvu', '-np', '2']);
+  const hostPlain = plain.buffers.filter((b) => b.device === 'Host' && b.kind === 'model').reduce((a, b) => a + b.bytes, 0);
+  assert.ok(hostModel > hostPlain, `experts moved to the host: ${hostModel} > ${hostPlain}`);
+  assert.equal(want.kv.cells, 4096, '-kvu: one stream of the whole context');
+  // -cmoe: every layer's experts.
+  await page.check('[data-testid=fit-cmoe]');
+  args.push('-cmoe');
+  const cmoe = fitJson([QWEN], args);
+  await page.waitForFunction(() => document.querySelector('[data-testid=fit-args]')?.dataset.fitted.includes(String.raw`,\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU,`));
+  same(await shown(page), cmoe, '-cmoe');
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a bad -ts, -ot or -ngl is said, in llama.cpp\'s terms', async () => {
+  const { context, page, errors } = await open(QWEN);
+  await page.fill('[data-testid=fit-ts]', '3,x');
+  await page.waitForSelector('[data-testid=fit-input-error]');
+  assert.equal(await page.innerText('[data-testid=fit-input-error]'), '-ts: x is not a proportion such as 3 or 0.5');
+  await page.fill('[data-testid=fit-ts]', '');
+  await page.fill('[data-testid=fit-ot]', 'ffn_(=CPU');
+  await page.waitForFunction(() => /-ot: ffn_\(=CPU is not PATTERN=BUFT/.test(document.querySelector('[data-testid=fit-input-error]')?.textContent));
+  await page.fill('[data-testid=fit-ot]', '');
+  await page.fill('[data-testid=fit-ngl]', 'all');
+  await page.waitForSelector('[data-testid=fit-input-error]', { state: 'detached' });
+  // Fits as it is: llama-fit-params prints the -2 it was given.
+  await page.waitForFunction(() => document.querySelector('[data-testid=fit-args]')?.dataset.fitted.endsWith('-ngl -2'));
+  same(await shown(page), fitJson([QWEN], ['--gpu', '24GiB', '-ngl', 'all']), '-ngl all');
+  // On a GPU too small, fitting has to move layers, which a user's -ngl forbids.
+  await page.fill('[data-testid=fit-vram]', '0.01');
+  await page.waitForSelector('[data-testid=fit-args-error]');
+  assert.equal(await page.innerText('[data-testid=fit-args-error]'), "Fitting: llama.cpp's fitting would stop here: n_gpu_layers already set by user to -2, abort");
+  same(await shown(page), fitJson([QWEN], ['--gpu', '0.01GiB', '-ngl', 'all']), '-ngl all, 0.01 GiB');
+  await page.fill('[data-testid=fit-ngl]', 'most');
+  await page.waitForSelector('[data-testid=fit-input-error]');
+  assert.match(await page.innerText('[data-testid=fit-input-error]'), /-ngl: most is not a number of layers, auto or all/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('gemma3 (sliding window): --swa-full and the cells of both caches', async () => {
   const { context, page, errors } = await open(GEMMA);
   await page.fill('[data-testid=fit-ctx]', '16384');
@@ -210,6 +283,29 @@ test('the settings travel in a deep link', async () => {
     const hash = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     assert.deepEqual([hash.getAll('file'), hash.get('tab'), hash.get('fit.c'), hash.get('fit.ctk'), hash.get('fit.vram')], [[url], 'qwen3moe-BF16.gguf', '2048', 'q8_0', '12']);
     await page.waitForFunction(() => document.querySelector('[data-testid=share]')?.dataset.link.includes('fit.np=3'));
+    // The offload settings too: into the fragment as typed, and back from a link.
+    const ot = String.raw`blk\.1\.ffn_(up|down|gate)_exps=CPU`;
+    await page.fill('[data-testid=fit-vram2]', '8');
+    await page.fill('[data-testid=fit-b]', '1024');
+    await page.fill('[data-testid=fit-ts]', '3/1');
+    await page.fill('[data-testid=fit-ot]', ot);
+    await page.fill('[data-testid=fit-ncmoe]', '1');
+    await page.check('[data-testid=fit-kvu]');
+    await page.check('[data-testid=fit-nkvo]');
+    await page.check('[data-testid=fit-cmoe]');
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('fit.cmoe') === '1');
+    const offload = await page.evaluate(() => location.hash);
+    const h = new URLSearchParams(offload.slice(1));
+    assert.deepEqual(['b', 'ts', 'ot', 'ncmoe', 'kvu', 'nkvo', 'cmoe', 'vram2'].map((k) => h.get(`fit.${k}`)), ['1024', '3/1', ot, '1', '1', '1', '1', '8']);
+    const again = await openPage(env.browser, `${env.server.url}${offload}`, { countWorkerReads: false });
+    await again.page.waitForSelector(card, { timeout: 30_000 });
+    await again.page.waitForFunction(() => document.querySelector('[data-testid=fit-card][data-state=plan] [data-testid=fit-marker]')?.dataset.ctx === '2048');
+    assert.deepEqual(await Promise.all(['fit-b', 'fit-ts', 'fit-ot', 'fit-ncmoe'].map((t) => again.page.inputValue(`[data-testid=${t}]`))), ['1024', '3/1', ot, '1']);
+    assert.deepEqual(await Promise.all(['fit-kvu', 'fit-nkvo', 'fit-cmoe'].map((t) => again.page.isChecked(`[data-testid=${t}]`))), [true, true, true]);
+    same(await shown(again.page), fitJson([QWEN], ['-c', '2048', '-ctk', 'q8_0', '-ctv', 'q8_0', '--gpu', '12GiB,8GiB', '-np', '3', '-b', '1024', '-ts', '3,1',
+      '-ot', ot, '-ncmoe', '1', '-kvu', '-nkvo', '-cmoe']), 'offload settings from the link');
+    assert.deepEqual(again.errors, []);
+    await again.context.close();
     assert.deepEqual(errors, []);
     await context.close();
   } finally {

@@ -135,9 +135,23 @@ impl Fitter<'_> {
     }
 }
 
+/// The overrides a person gave, as llama-fit-params prints them: `-ot` in order, then
+/// `-ncmoe N`'s `blk\.I\.ffn_(up|down|gate|gate_up)_(ch|)exps` for I below N (common.h).
+fn user_overrides(s: &Settings) -> Vec<(String, String)> {
+    let mut ot: Vec<(String, String)> = s.overrides.iter().map(|o| (o.pattern.clone(), o.buft.clone())).collect();
+    for il in 0..s.n_cpu_moe.min(MAX_PRINTED_NCMOE) {
+        ot.push((format!(r"blk\.{il}\.ffn_(up|down|gate|gate_up)_(ch|)exps"), "CPU".to_string()));
+    }
+    ot
+}
+
+/// Most `-ncmoe` layers spelled out in printed arguments (a model has at most a few hundred).
+pub const MAX_PRINTED_NCMOE: u64 = 4096;
+
 /// llama.cpp's `common_fit_params`: context reduced first (if it was left to the model), then
 /// layers filled from the last device to the first, MoE experts overflowing to the host.
-/// `Err` says why fitting gave up, as llama.cpp says it.
+/// `Err` says why fitting gave up, as llama.cpp says it. `user_ngl`: an `-ngl` other than
+/// llama.cpp's default (−1), which fitting leaves alone.
 pub fn fit_params(
     desc: &Description,
     tensors: &[PlacedTensor],
@@ -145,7 +159,7 @@ pub fn fit_params(
     margin: u64,
     n_ctx_min: u64,
     n_ctx_auto: bool,
-    ngl_auto: bool,
+    user_ngl: Option<i64>,
 ) -> Result<Fitted, String> {
     let f = Fitter { desc, tensors, base: s.clone(), layers: desc.n_layer() + 1 };
     let err = |e: NoPlan| e.to_string();
@@ -162,10 +176,19 @@ pub fn fit_params(
     let host_total = s.host_memory.map(|m| m as i64).unwrap_or(i64::MAX);
     let (full, host_used) = f.measure(&s).map_err(err)?;
     let finish = |s: &Settings, ot: Vec<(String, String)>| -> Fitted {
-        // llama-fit-params prints -1 for a layer count it left alone (all layers).
-        let ngl_arg = s.n_gpu_layers.map_or(-1, |n| n as i64);
+        // llama-fit-params prints the layer count it was given when it left it alone (-1,
+        // "auto", or the user's -2 for "all").
+        let ngl_arg = s.n_gpu_layers.map_or(user_ngl.unwrap_or(-1), |n| n as i64);
         let ngl = s.n_gpu_layers.unwrap_or(desc.n_layer_all() + 1);
-        let ts: Vec<u64> = if s.devices.len() > 1 { s.tensor_split.iter().map(|x| *x as u64).collect() } else { Vec::new() };
+        // tools/fit-params: the shares up to the last non-zero one, each as a whole number
+        // (uint32), when that is more than one.
+        let ts: Vec<u64> = match s.tensor_split.iter().rposition(|x| *x != 0.0) {
+            Some(last) if last >= 1 => s.tensor_split.iter().take(last + 1).map(|x| *x as u64).collect(),
+            _ => Vec::new(),
+        };
+        // Left alone, the user's overrides are printed as they were given (-ncmoe's as the
+        // patterns llama.cpp makes of it).
+        let ot = if ot.is_empty() { user_overrides(s) } else { ot };
         let mut args = format!("-c {} -ngl {}", s.n_ctx, ngl_arg);
         if !ts.is_empty() {
             args.push_str(&format!(" -ts {}", ts.iter().map(u64::to_string).collect::<Vec<_>>().join(",")));
@@ -225,10 +248,15 @@ pub fn fit_params(
     if nd == 0 {
         return Err("was unable to fit model into system memory by reducing context, abort".to_string());
     }
-    if !ngl_auto {
-        return Err(format!("n_gpu_layers already set by user to {}, abort", s.n_gpu_layers.map_or(-1, |n| n as i64)));
+    if let Some(n) = user_ngl {
+        return Err(format!("n_gpu_layers already set by user to {n}, abort"));
     }
-    if !s.overrides.is_empty() {
+    // common/fit.cpp: a -ts with any non-zero share, with several devices.
+    if nd > 1 && s.tensor_split.iter().any(|x| *x != 0.0) {
+        return Err("model_params::tensor_split already set by user, abort".to_string());
+    }
+    // `-ncmoe N` is N overrides in llama.cpp (common/arg.cpp: llm_add_n_cpu_ffn_overrides).
+    if !s.overrides.is_empty() || s.n_cpu_moe > 0 {
         return Err("model_params::tensor_buft_overrides already set by user, abort".to_string());
     }
 

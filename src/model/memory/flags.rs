@@ -96,6 +96,46 @@ pub fn parse_size(s: &str) -> Option<u64> {
     (bytes.is_finite() && (0.0..1.8e19).contains(&bytes)).then_some(bytes as u64)
 }
 
+/// `-ngl` as llama.cpp reads it (common/arg.cpp): `auto` is −1 (its default: fitting may
+/// choose), `all` is −2, else a number (any negative one: every layer).
+pub fn parse_ngl(text: &str) -> Result<i64, String> {
+    match text.trim() {
+        "auto" => Ok(-1),
+        "all" => Ok(-2),
+        t => t.parse::<i64>().map_err(|_| format!("-ngl: {t} is not a number of layers, auto or all")),
+    }
+}
+
+/// `-ts 3,1` as llama.cpp reads it: proportions separated by `,` or `/` (`common/arg.cpp`
+/// splits on the regex `[,/]+`), at most [`MAX_DEVICES`]; an empty text is no split.
+pub fn parse_tensor_split(text: &str) -> Result<Vec<f32>, String> {
+    let parts: Vec<&str> = text.split([',', '/']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    if parts.len() > MAX_DEVICES {
+        return Err(format!("-ts: at most {MAX_DEVICES} proportions"));
+    }
+    parts
+        .iter()
+        .map(|p| match p.parse::<f32>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(format!("-ts: {p} is not a proportion such as 3 or 0.5")),
+        })
+        .collect()
+}
+
+/// `-ot A=CPU,B=CUDA1` as llama.cpp reads it: overrides separated by commas.
+pub fn split_overrides(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_string).collect()
+}
+
+/// A number as the shortest text that reads back as it (`3`, `0.5`).
+fn short_number(v: f32) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e9 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
 impl Flags {
     /// The settings these flags say, or the sentence saying which flag is wrong.
     pub fn settings(&self) -> Result<Settings, String> {
@@ -153,6 +193,73 @@ impl Flags {
     }
 }
 
+impl Flags {
+    /// `-ngl` when it is not llama.cpp's default (−1, "auto"): then its fitting leaves the
+    /// layers alone (common/fit.cpp compares with the default).
+    pub fn user_ngl(&self) -> Option<i64> {
+        self.n_gpu_layers.filter(|n| *n != -1)
+    }
+
+    /// The llama.cpp arguments these flags set away from its defaults, as a person types
+    /// them, but for those llama-fit-params prints itself (`-c`, `-ngl`, `-ts`, and `-ot`
+    /// with `-cmoe`/`-ncmoe` as patterns): what the page shows before the fitted arguments.
+    pub fn args_beside_fitted(&self) -> Vec<String> {
+        let mut a = self.args();
+        a.retain(|f| !["-ts ", "-ot ", "-cmoe", "-ncmoe "].iter().any(|p| f.starts_with(p)));
+        a
+    }
+
+    /// The llama.cpp arguments these flags set away from its defaults, as a person types
+    /// them, `-c` and `-ngl` left out.
+    pub fn args(&self) -> Vec<String> {
+        let d = Flags::default();
+        let mut f = Vec::new();
+        if self.parallel != d.parallel {
+            f.push(format!("-np {}", self.parallel));
+        }
+        if self.batch_size != d.batch_size {
+            f.push(format!("-b {}", self.batch_size));
+        }
+        if self.ubatch_size != d.ubatch_size {
+            f.push(format!("-ub {}", self.ubatch_size));
+        }
+        if self.cache_type_k != d.cache_type_k {
+            f.push(format!("-ctk {}", self.cache_type_k));
+        }
+        if self.cache_type_v != d.cache_type_v {
+            f.push(format!("-ctv {}", self.cache_type_v));
+        }
+        if self.flash_attn != d.flash_attn {
+            f.push(format!("-fa {}", self.flash_attn));
+        }
+        if self.swa_full {
+            f.push("--swa-full".into());
+        }
+        if self.kv_unified {
+            f.push("-kvu".into());
+        }
+        if self.no_kv_offload {
+            f.push("-nkvo".into());
+        }
+        if self.no_mmap || matches!(self.load_mode.as_str(), "none" | "mlock") {
+            f.push("--no-mmap".into());
+        }
+        if !self.tensor_split.is_empty() {
+            f.push(format!("-ts {}", self.tensor_split.iter().map(|v| short_number(*v)).collect::<Vec<_>>().join(",")));
+        }
+        if !self.override_tensor.is_empty() {
+            f.push(format!("-ot \"{}\"", self.override_tensor.join(",")));
+        }
+        if self.cpu_moe {
+            f.push("-cmoe".into());
+        }
+        if self.n_cpu_moe != 0 {
+            f.push(format!("-ncmoe {}", self.n_cpu_moe));
+        }
+        f
+    }
+}
+
 /// Why there is nothing to project.
 pub const NO_GGUF: &str = "no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)";
 
@@ -179,7 +286,64 @@ pub fn project(desc: &Description, tensors: &[PlacedTensor], s: &Settings, flags
     let margin = flags.fit_target.saturating_mul(1 << 20);
     let fitted = flags
         .fit
-        .then(|| fit::fit_params(desc, tensors, s, margin, flags.fit_ctx, flags.ctx_size == 0, flags.n_gpu_layers.is_none()));
+        .then(|| fit::fit_params(desc, tensors, s, margin, flags.fit_ctx, flags.ctx_size == 0, flags.user_ngl()));
     let largest = fit::largest_context(desc, tensors, s, margin).ok().flatten();
     Ok(Projection { plan, fitted, largest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_split_as_llama_cpp_splits_it() {
+        assert_eq!(parse_tensor_split("3,1"), Ok(vec![3.0, 1.0]));
+        assert_eq!(parse_tensor_split(" 3/1 "), Ok(vec![3.0, 1.0]));
+        assert_eq!(parse_tensor_split("0.5,,0.5"), Ok(vec![0.5, 0.5]));
+        assert_eq!(parse_tensor_split(""), Ok(vec![]));
+        assert_eq!(parse_tensor_split("3,x"), Err("-ts: x is not a proportion such as 3 or 0.5".to_string()));
+        assert!(parse_tensor_split("-1,2").is_err());
+        assert!(parse_tensor_split(&vec!["1"; MAX_DEVICES + 1].join(",")).is_err());
+    }
+
+    #[test]
+    fn ngl_words() {
+        assert_eq!(parse_ngl("auto"), Ok(-1));
+        assert_eq!(parse_ngl("all"), Ok(-2));
+        assert_eq!(parse_ngl(" 12 "), Ok(12));
+        assert!(parse_ngl("most").is_err());
+        let f = |n| Flags { n_gpu_layers: n, ..Flags::default() };
+        assert_eq!([None, Some(-1), Some(-2), Some(0), Some(99)].map(|n| f(n).user_ngl()), [None, None, Some(-2), Some(0), Some(99)]);
+    }
+
+    #[test]
+    fn args_are_the_flags_away_from_the_defaults() {
+        assert!(Flags::default().args().is_empty());
+        let f = Flags {
+            ctx_size: 8192,
+            n_gpu_layers: Some(10),
+            parallel: 2,
+            batch_size: 1024,
+            cache_type_v: "q8_0".into(),
+            flash_attn: "on".into(),
+            kv_unified: true,
+            no_kv_offload: true,
+            load_mode: "none".into(),
+            tensor_split: vec![3.0, 0.5],
+            override_tensor: vec![r"blk\.1\.ffn_up_exps=CPU".into(), r"blk\.2\..*=CUDA1".into()],
+            cpu_moe: true,
+            n_cpu_moe: 4,
+            gpu: vec!["24GiB".into()],
+            ..Flags::default()
+        };
+        assert_eq!(
+            f.args(),
+            ["-np 2", "-b 1024", "-ctv q8_0", "-fa on", "-kvu", "-nkvo", "--no-mmap", "-ts 3,0.5", r#"-ot "blk\.1\.ffn_up_exps=CPU,blk\.2\..*=CUDA1""#, "-cmoe", "-ncmoe 4"]
+        );
+        assert_eq!(f.args_beside_fitted(), ["-np 2", "-b 1024", "-ctv q8_0", "-fa on", "-kvu", "-nkvo", "--no-mmap"]);
+        // What the arguments say is what the flags say.
+        let s = f.settings().unwrap();
+        assert_eq!((s.n_batch, s.kv_unified, s.offload_kqv, s.mmap, s.n_cpu_moe), (1024, true, false, false, 4));
+        assert_eq!(s.overrides.len(), 3, "two -ot and -cmoe's");
+    }
 }

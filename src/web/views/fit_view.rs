@@ -19,7 +19,8 @@ use crate::fmt;
 use crate::formats::gguf::GgufFile;
 use crate::formats::Inspection;
 use crate::model::description::Description;
-use crate::model::memory::{self, fit, Backend, CacheType, Device, FlashAttn, Kind, PlacedTensor, Plan, Repack, Settings};
+use crate::model::memory::flags::{self as mflags, Flags};
+use crate::model::memory::{self, fit, CacheType, FlashAttn, Kind, PlacedTensor, Plan, Settings};
 use crate::web::perf::now_ms;
 use crate::web::remote::FitLink;
 use crate::web::state::Shared;
@@ -35,6 +36,8 @@ pub const FIT_MARGIN: u64 = 1 << 30;
 pub const FIT_CTX_MIN: u64 = 4096;
 /// Longest value taken from a link's `fit.` key (every real one is a few characters).
 pub const MAX_LINK_VALUE: usize = 32;
+/// Longest `-ot` text taken from a link (`fit.ot`: a few patterns of ~60 characters).
+pub const MAX_LINK_OT: usize = 2048;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// The GPUs to choose from: (id in links, label, memory in GiB).
@@ -57,14 +60,27 @@ pub struct Inputs {
     /// `-c` as typed; `None` = the training context (llama.cpp's `-c 0`).
     pub ctx: Option<String>,
     pub np: String,
+    pub b: String,
     pub ub: String,
     pub ctk: CacheType,
     pub ctv: CacheType,
     pub fa: FlashAttn,
     pub swa_full: bool,
+    /// `-kvu`: one KV stream for all sequences.
+    pub kvu: bool,
+    /// `-nkvo`: the KV cache stays on the host.
+    pub nkvo: bool,
     pub mmap: bool,
     /// `-ngl` as typed; empty = all layers.
     pub ngl: String,
+    /// `-ts` as typed (`3,1`); empty = by free memory.
+    pub ts: String,
+    /// `-ot` as typed (`PATTERN=BUFT,…`).
+    pub ot: String,
+    /// `-cmoe`: every layer's experts on the host.
+    pub cmoe: bool,
+    /// `-ncmoe` as typed; empty = none.
+    pub ncmoe: String,
     /// A [`GPU_PRESETS`] id, `none` or `custom`.
     pub preset: String,
     /// The GPUs' free memory in GiB (empty: no such GPU).
@@ -79,13 +95,20 @@ impl Default for Inputs {
         Inputs {
             ctx: None,
             np: "1".into(),
+            b: "2048".into(),
             ub: "512".into(),
             ctk: CacheType::F16,
             ctv: CacheType::F16,
             fa: FlashAttn::Auto,
             swa_full: false,
+            kvu: false,
+            nkvo: false,
             mmap: true,
             ngl: String::new(),
+            ts: String::new(),
+            ot: String::new(),
+            cmoe: false,
+            ncmoe: String::new(),
             preset: DEFAULT_PRESET.into(),
             vram: "24".into(),
             vram2: String::new(),
@@ -116,13 +139,20 @@ impl Inputs {
             put("c", c, "");
         }
         put("np", &self.np, &d.np);
+        put("b", &self.b, &d.b);
         put("ub", &self.ub, &d.ub);
         put("ctk", self.ctk.name(), d.ctk.name());
         put("ctv", self.ctv.name(), d.ctv.name());
         put("fa", fa_name(self.fa), fa_name(d.fa));
         put("swa", if self.swa_full { "1" } else { "0" }, "0");
+        put("kvu", if self.kvu { "1" } else { "0" }, "0");
+        put("nkvo", if self.nkvo { "1" } else { "0" }, "0");
         put("mmap", if self.mmap { "1" } else { "0" }, "1");
         put("ngl", &self.ngl, &d.ngl);
+        put("ts", &self.ts, &d.ts);
+        put("ot", &self.ot, &d.ot);
+        put("cmoe", if self.cmoe { "1" } else { "0" }, "0");
+        put("ncmoe", &self.ncmoe, &d.ncmoe);
         put("gpu", &self.preset, &d.preset);
         put("vram", &self.vram, &d.vram);
         put("vram2", &self.vram2, &d.vram2);
@@ -134,17 +164,25 @@ impl Inputs {
     pub fn from_pairs(pairs: &[(String, String)]) -> Inputs {
         let mut i = Inputs::default();
         for (k, v) in pairs {
-            let v: String = v.chars().take(MAX_LINK_VALUE).collect();
+            let max = if k == "ot" { MAX_LINK_OT } else { MAX_LINK_VALUE };
+            let v: String = v.chars().take(max).collect();
             match k.as_str() {
                 "c" => i.ctx = Some(v),
                 "np" => i.np = v,
+                "b" => i.b = v,
                 "ub" => i.ub = v,
                 "ctk" => i.ctk = CacheType::parse(&v).unwrap_or(i.ctk),
                 "ctv" => i.ctv = CacheType::parse(&v).unwrap_or(i.ctv),
                 "fa" => i.fa = FlashAttn::parse(&v).unwrap_or(i.fa),
                 "swa" => i.swa_full = v == "1",
+                "kvu" => i.kvu = v == "1",
+                "nkvo" => i.nkvo = v == "1",
                 "mmap" => i.mmap = v != "0",
                 "ngl" => i.ngl = v,
+                "ts" => i.ts = v,
+                "ot" => i.ot = v,
+                "cmoe" => i.cmoe = v == "1",
+                "ncmoe" => i.ncmoe = v,
                 "gpu" if v == "none" || v == "custom" || GPU_PRESETS.iter().any(|(id, _, _)| *id == v) => i.preset = v,
                 "vram" => i.vram = v,
                 "vram2" => i.vram2 = v,
@@ -190,8 +228,12 @@ pub struct Edit(Box<dyn FnOnce(&mut Inputs)>);
 #[derive(Clone, Debug)]
 struct Built {
     s: Settings,
+    /// The flags that differ from llama.cpp's defaults, but for those the fitted arguments
+    /// print (`-c`, `-ngl`, `-ts`, `-ot`).
+    args: Vec<String>,
     ctx_auto: bool,
-    ngl_auto: bool,
+    /// `-ngl` when it is not llama.cpp's default.
+    user_ngl: Option<i64>,
 }
 
 fn count(text: &str, what: &str, min: u64, max: u64) -> Result<u64, String> {
@@ -213,67 +255,53 @@ fn gib(text: &str, what: &str) -> Result<Option<u64>, String> {
     }
 }
 
-fn build(i: &Inputs, train: u64) -> Result<Built, String> {
+/// The form as the CLI's flags (`tensorpeek fit`'s own conversion to settings follows).
+fn flags_of(i: &Inputs, train: u64) -> Result<(Flags, bool), String> {
     let ctx = i.context(train)?;
     let ngl = match i.ngl.trim() {
         "" => None,
-        t => match t.parse::<i64>() {
-            // llama.cpp: a negative -ngl means all layers.
-            Ok(n) => u64::try_from(n).ok(),
-            Err(_) => return Err(format!("-ngl: {t} is not a number of layers")),
-        },
+        t => Some(mflags::parse_ngl(t)?),
     };
-    let mut devices = Vec::new();
+    let mut gpu = Vec::new();
     for (text, what) in [(&i.vram, "GPU 0"), (&i.vram2, "GPU 1")] {
-        if let Some(memory) = gib(text, what)? {
-            devices.push(Device { name: format!("CUDA{}", devices.len()), backend: Backend::Cuda, memory });
+        if let Some(bytes) = gib(text, what)? {
+            gpu.push(bytes.to_string());
         }
     }
-    let s = Settings {
-        n_ctx: ctx.unwrap_or(0),
-        n_seq: count(&i.np, "-np", 1, memory::MAX_SEQ)?,
-        n_ubatch: count(&i.ub, "-ub", 1, u64::from(u32::MAX))?,
-        type_k: i.ctk,
-        type_v: i.ctv,
-        flash_attn: i.fa,
-        swa_full: i.swa_full,
-        mmap: i.mmap,
-        n_gpu_layers: ngl,
-        devices,
-        host_memory: gib(&i.ram, "host RAM")?,
-        // A CUDA build of llama.cpp (as `tensorpeek fit --backend cuda`): no CPU repacking.
-        repack: Repack::None,
-        ..Settings::default()
+    let ncmoe = match i.ncmoe.trim() {
+        "" => 0,
+        t => count(t, "-ncmoe", 0, u64::from(u32::MAX))?,
     };
-    Ok(Built { s, ctx_auto: ctx.is_none(), ngl_auto: ngl.is_none() && i.ngl.trim().is_empty() })
+    let f = Flags {
+        ctx_size: ctx.unwrap_or(0),
+        parallel: count(&i.np, "-np", 1, memory::MAX_SEQ)?,
+        batch_size: count(&i.b, "-b", 1, u64::from(u32::MAX))?,
+        ubatch_size: count(&i.ub, "-ub", 1, u64::from(u32::MAX))?,
+        cache_type_k: i.ctk.name().into(),
+        cache_type_v: i.ctv.name().into(),
+        flash_attn: fa_name(i.fa).into(),
+        swa_full: i.swa_full,
+        kv_unified: i.kvu,
+        n_gpu_layers: ngl,
+        tensor_split: mflags::parse_tensor_split(&i.ts)?,
+        override_tensor: mflags::split_overrides(&i.ot),
+        cpu_moe: i.cmoe,
+        n_cpu_moe: ncmoe,
+        no_mmap: !i.mmap,
+        no_kv_offload: i.nkvo,
+        gpu,
+        // A CUDA build of llama.cpp (as `tensorpeek fit --backend cuda`): no CPU repacking.
+        backend: "cuda".into(),
+        ram: gib(&i.ram, "host RAM")?.map(|b| b.to_string()),
+        ..Flags::default()
+    };
+    Ok((f, ctx.is_none()))
 }
 
-/// The settings as llama.cpp's flags, those that differ from its defaults (the fitted
-/// `-c` and `-ngl` come after them).
-fn flags(s: &Settings) -> Vec<String> {
-    let mut f = Vec::new();
-    if s.n_seq != 1 {
-        f.push(format!("-np {}", s.n_seq));
-    }
-    if s.n_ubatch != 512 {
-        f.push(format!("-ub {}", s.n_ubatch));
-    }
-    if s.type_k != CacheType::F16 {
-        f.push(format!("-ctk {}", s.type_k.name()));
-    }
-    if s.type_v != CacheType::F16 {
-        f.push(format!("-ctv {}", s.type_v.name()));
-    }
-    if s.flash_attn != FlashAttn::Auto {
-        f.push(format!("-fa {}", fa_name(s.flash_attn)));
-    }
-    if s.swa_full {
-        f.push("--swa-full".into());
-    }
-    if !s.mmap {
-        f.push("--no-mmap".into());
-    }
-    f
+fn build(i: &Inputs, train: u64) -> Result<Built, String> {
+    let (f, ctx_auto) = flags_of(i, train)?;
+    let s = f.settings()?;
+    Ok(Built { args: f.args_beside_fitted(), user_ngl: f.user_ngl(), s, ctx_auto })
 }
 
 /// A model to plan for: its description and its tensors' placement.
@@ -348,7 +376,7 @@ fn outcome(m: &Model, i: &Inputs) -> Outcome {
     let (plan, fitted) = match &built {
         Ok(b) => {
             let plan = memory::plan(&m.desc, &m.tensors, &b.s).map_err(|e| e.to_string());
-            let fitted = plan.is_ok().then(|| fit::fit_params(&m.desc, &m.tensors, &b.s, FIT_MARGIN, FIT_CTX_MIN, b.ctx_auto, b.ngl_auto));
+            let fitted = plan.is_ok().then(|| fit::fit_params(&m.desc, &m.tensors, &b.s, FIT_MARGIN, FIT_CTX_MIN, b.ctx_auto, b.user_ngl));
             (plan, fitted)
         }
         Err(e) => (Err(e.clone()), None),
@@ -441,6 +469,7 @@ pub fn fit_card(p: &FitProps) -> Html {
         })
     };
     let i: &Inputs = &inputs;
+    let moe = m.desc.is_moe();
     let ctx_text = i.ctx.clone().unwrap_or_else(|| train.to_string());
     let ctx_value = i.context(train).ok().map(|c| c.unwrap_or(train)).unwrap_or(train);
     let slider_max = train.max(256);
@@ -466,6 +495,8 @@ pub fn fit_card(p: &FitProps) -> Html {
             </div>
             <label class="fit-field"><span>{ "Parallel sequences " }<code>{ "-np" }</code></span>
                 <input type="number" min="1" max={memory::MAX_SEQ.to_string()} value={i.np.clone()} oninput={edit(|i, v| i.np = v)} data-testid="fit-np" /></label>
+            <label class="fit-field"><span>{ "Batch " }<code>{ "-b" }</code></span>
+                <input type="number" min="1" value={i.b.clone()} oninput={edit(|i, v| i.b = v)} data-testid="fit-b" /></label>
             <label class="fit-field"><span>{ "Micro-batch " }<code>{ "-ub" }</code></span>
                 <input type="number" min="1" value={i.ub.clone()} oninput={edit(|i, v| i.ub = v)} data-testid="fit-ub" /></label>
             <label class="fit-field"><span>{ "K cache " }<code>{ "-ctk" }</code></span>{ cache_select("fit-ctk", i.ctk, |i, v| i.ctk = CacheType::parse(&v).unwrap_or(i.ctk)) }</label>
@@ -475,7 +506,7 @@ pub fn fit_card(p: &FitProps) -> Html {
                     { for [FlashAttn::Auto, FlashAttn::On, FlashAttn::Off].into_iter().map(|f| html! { <option value={fa_name(f)} selected={f == i.fa}>{ fa_name(f) }</option> }) }
                 </select></label>
             <label class="fit-field"><span>{ "GPU layers " }<code>{ "-ngl" }</code></span>
-                <input type="number" min="0" placeholder="all" value={i.ngl.clone()} oninput={edit(|i, v| i.ngl = v)} data-testid="fit-ngl" /></label>
+                <input type="text" inputmode="numeric" spellcheck="false" placeholder="auto" value={i.ngl.clone()} oninput={edit(|i, v| i.ngl = v)} data-testid="fit-ngl" /></label>
             <label class="fit-field"><span>{ "GPU" }</span>
                 <select data-testid="fit-gpu" onchange={choose(|i, v| {
                     if let Some((_, _, g)) = GPU_PRESETS.iter().find(|(id, _, _)| *id == v) {
@@ -500,6 +531,22 @@ pub fn fit_card(p: &FitProps) -> Html {
             <div class="fit-checks">
                 <label class="check"><input type="checkbox" checked={i.swa_full} onchange={check(|i, v| i.swa_full = v)} data-testid="fit-swa-full" /><code>{ "--swa-full" }</code></label>
                 <label class="check"><input type="checkbox" checked={i.mmap} onchange={check(|i, v| i.mmap = v)} data-testid="fit-mmap" />{ "mmap" }</label>
+                <label class="check" title="One KV cache stream shared by all sequences"><input type="checkbox" checked={i.kvu} onchange={check(|i, v| i.kvu = v)} data-testid="fit-kvu" /><code>{ "-kvu" }</code></label>
+                <label class="check" title="Keep the KV cache in host memory"><input type="checkbox" checked={i.nkvo} onchange={check(|i, v| i.nkvo = v)} data-testid="fit-nkvo" /><code>{ "-nkvo" }</code></label>
+                if moe {
+                    <label class="check" title="Every layer's experts in host memory"><input type="checkbox" checked={i.cmoe} onchange={check(|i, v| i.cmoe = v)} data-testid="fit-cmoe" /><code>{ "-cmoe" }</code></label>
+                }
+            </div>
+            <div class="fit-offload">
+                <label class="fit-field"><span>{ "Split between GPUs " }<code>{ "-ts" }</code></span>
+                    <input type="text" inputmode="decimal" spellcheck="false" placeholder="by free memory" value={i.ts.clone()} oninput={edit(|i, v| i.ts = v)} data-testid="fit-ts" /></label>
+                if moe {
+                    <label class="fit-field"><span>{ "Experts of the first N layers on the host " }<code>{ "-ncmoe" }</code></span>
+                        <input type="number" min="0" placeholder="0" value={i.ncmoe.clone()} oninput={edit(|i, v| i.ncmoe = v)} data-testid="fit-ncmoe" /></label>
+                }
+                <label class="fit-field fit-ot"><span>{ "Tensor overrides " }<code>{ "-ot" }</code></span>
+                    <input type="text" spellcheck="false" autocomplete="off" placeholder="PATTERN=BUFT,… e.g. ffn_.*_exps=CPU" value={i.ot.clone()}
+                        oninput={edit(|i, v| i.ot = v)} data-testid="fit-ot" /></label>
             </div>
         </form>
     };
@@ -586,7 +633,6 @@ fn results(m: &Model, b: &Built, plan: &Plan, fitted: Option<&Result<fit::Fitted
     }
     let layer_text = layers.iter().map(|(d, n)| format!("{d} {n}")).collect::<Vec<_>>().join(" · ");
     let swa = kv.swa_cells.map(|c| format!(" (sliding window: {} cells, {} layers)", fmt::thousands(c), kv.swa_layers)).unwrap_or_default();
-    let flags = flags(s);
     html! {
         <>
             { verdict(plan, s) }
@@ -645,7 +691,7 @@ fn results(m: &Model, b: &Built, plan: &Plan, fitted: Option<&Result<fit::Fitted
                         None => html! { <span class="dim">{ "—" }</span> },
                     } }
                 </p>
-                { args(&flags, fitted) }
+                { args(&b.args, fitted) }
             </div>
             { chart(m, b, plan, sweep) }
             <details class="fit-buffers" open=true>
