@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The conversion audit's native throughput and memory: the sparse Llama-3.2-3B-shaped
 # checkpoint (2 shards, 6.4 GB, tests/make_sparse_checkpoint.py) against the matching
-# sparse BF16 GGUF (6.4 GB, tests/make_sparse_gguf.py --dtype bf16 --rope-freqs), audited
+# sparse BF16 GGUF (6.4 GB, tests/make_sparse_gguf.py --dtype bf16 --rope-freqs) — or with
+# MOE=1 the Qwen3-30B-A3B-shaped pair (2 × 61 GB) —, audited
 # by `tensorpeek bench-audit`, which prints GB/s of source bytes and peak RSS.
 #
 # Each of RUNS (3) runs first drops the three files from the page cache
@@ -17,18 +18,28 @@ export PATH="$HOME/.cargo/bin:$PATH"
 out=tests/e2e/out
 mkdir -p "$out"
 cargo build --profile bench-native --bin tensorpeek 2>&1 | tail -n 1
-[[ -f "$out/llama32-3b-ckpt/config.json" ]] || python3 tests/make_sparse_checkpoint.py "$out/llama32-3b-ckpt"
-[[ -f "$out/llama32-3b.bf16.sparse.gguf" ]] || python3 tests/make_sparse_gguf.py "$out/llama32-3b.bf16.sparse.gguf" --dtype bf16 --rope-freqs
-files=("$out"/llama32-3b-ckpt/model-0000{1,2}-of-00002.safetensors "$out/llama32-3b.bf16.sparse.gguf")
+if [[ "${MOE:-0}" == 1 ]]; then
+  # The Qwen3-30B-A3B-shaped pair: 13 shards (18,867 tensors, experts one by one) and the
+  # BF16 GGUF with stacked experts, 61 GB each.
+  ckpt="$out/qwen3moe-30b-ckpt" gguf="$out/qwen3moe-30b.bf16.sparse.gguf"
+  [[ -f "$ckpt/config.json" ]] || python3 tests/make_sparse_checkpoint.py "$ckpt" --qwen3moe
+  [[ -f "$gguf" ]] || python3 tests/make_sparse_gguf_moe.py "$gguf"
+  files=("$ckpt"/*.safetensors "$gguf")
+else
+  ckpt="$out/llama32-3b-ckpt" gguf="$out/llama32-3b.bf16.sparse.gguf"
+  [[ -f "$ckpt/config.json" ]] || python3 tests/make_sparse_checkpoint.py "$ckpt"
+  [[ -f "$gguf" ]] || python3 tests/make_sparse_gguf.py "$gguf" --dtype bf16 --rope-freqs
+  files=("$ckpt"/model-0000{1,2}-of-00002.safetensors "$gguf")
+fi
 evict() { python3 -c 'import os, sys
 for p in sys.argv[1:]:
     fd = os.open(p, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "${files[@]}"; }
-audit() { target/bench-native/tensorpeek bench-audit "$out/llama32-3b-ckpt" --against "$out/llama32-3b.bf16.sparse.gguf" || true; }
+audit() { target/bench-native/tensorpeek bench-audit "$ckpt" --against "$gguf" || true; }
 for i in $(seq "${RUNS:-3}"); do
   evict
   TIMEFORMAT=%R
   secs=$( { time cat "${files[@]}" > /dev/null; } 2>&1 )
-  echo "run $i, cold: cat of the same 12.85 GB took $secs s"
+  echo "run $i, cold: cat of the same files took $secs s"
   evict
   audit
 done

@@ -10,7 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useBrowser, openPage, readJson, FIXTURES, OUT } from './harness.mjs';
+import { spawnSync } from 'node:child_process';
+import { useBrowser, openPage, readJson, cliBinary, FIXTURES, OUT, ROOT } from './harness.mjs';
 
 const AUD = path.join(FIXTURES, 'audit');
 const TIED = fs.readdirSync(path.join(AUD, 'tied')).map((f) => path.join(AUD, 'tied', f));
@@ -108,4 +109,62 @@ test('Cancel stops an audit of the sparse 2 × 6.4 GB pair', async () => {
   assert.equal(await page.locator('[data-testid=audit-summary]').count(), 0);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+// The MoE families (tests/fixtures/families): each expert of the checkpoint against its slice
+// of the GGUF's stacked tensor, in the page as in `tensorpeek audit` (whose figures
+// tests/audit_families.rs checks against the converter's files).
+const FAM = path.join(FIXTURES, 'families');
+const familyFiles = (dir) => fs.readdirSync(dir).filter((f) => f === 'config.json' || f.endsWith('.safetensors')).map((f) => path.join(dir, f));
+
+function cliAudit(source, target) {
+  const r = spawnSync(cliBinary(), ['audit', source, '--against', target, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.ok(r.status === 0 || r.status === 1, `tensorpeek audit exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout).audit;
+}
+
+test('MoE families: every expert audited in the page as by the CLI; a changed expert is named', async () => {
+  const cases = [
+    ['hf/qwen3moe', 'gguf/qwen3moe-Q8_0.gguf'],
+    ['hf/deepseek3', 'gguf/deepseek3-BF16.gguf'],
+    ['hf/gptoss', 'gguf/gptoss-Q8_0.gguf'],
+    ['tampered/qwen3moe-expert5', 'gguf/qwen3moe-BF16.gguf'],
+  ];
+  for (const [src, tgt] of cases) {
+    const { page, errors, context } = await openPage(env.browser, env.server.url);
+    const want = cliAudit(path.join(FAM, src), path.join(FAM, tgt));
+    await runAudit(page, [...familyFiles(path.join(FAM, src)), path.join(FAM, tgt)]);
+    assert.equal((await page.locator('[data-testid=audit-summary]').textContent()).trim(), want.summary_line.replace(/ \((not )?ok\)$/, ''), src);
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=audit-export]')]);
+    const got = JSON.parse(fs.readFileSync(await dl.path(), 'utf8')).audit;
+    assert.deepEqual(got.summary, want.summary, `${src}: summary`);
+    const key = (p) => `${p.source} → ${p.target} ${JSON.stringify(p.part ?? null)}`;
+    assert.deepEqual(got.pairs.map((p) => [key(p), p.verdict, p.transforms, p.requant_exact]), want.pairs.map((p) => [key(p), p.verdict, p.transforms, p.requant_exact]), `${src}: pairs`);
+    assert.ok(want.pairs.some((p) => p.part?.kind === 'expert'), `${src}: expert slices`);
+    if (src.startsWith('tampered')) {
+      const row = page.locator('[data-testid=audit-pair][data-verdict=mismatch]');
+      assert.equal(await row.count(), 1);
+      const text = await row.textContent();
+      assert.match(text, /model\.layers\.1\.mlp\.experts\.5\.up_proj\.weight/);
+      assert.match(text, /expert 5 of 8|expert=5 of 8/);
+      // A failed audit opens on the pairs that are not exact; the filter finds an expert's pairs.
+      assert.equal(await page.getAttribute('[data-testid=audit-shown]', 'data-count'), '1');
+      await page.selectOption('[data-testid=audit-show]', 'all');
+      await page.waitForFunction((n) => document.querySelector('[data-testid=audit-shown]').dataset.count === String(n), want.pairs.length);
+      await page.fill('[data-testid=audit-filter]', 'expert 5 of 8');
+      const fifth = want.pairs.filter((p) => p.part?.kind === 'expert' && p.part.index === 5).length;
+      assert.ok(fifth >= 6, `${fifth} pairs of expert 5`);
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid=audit-pair]').length === n, fifth);
+      await page.fill('[data-testid=audit-filter]', '');
+      await page.selectOption('[data-testid=audit-show]', 'not-exact');
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=audit-pair]').length === 1);
+      if (process.env.UPDATE_SCREENSHOTS) {
+        await page.evaluate(() => document.activeElement?.blur());
+        await page.mouse.move(0, 0);
+        await page.locator('[data-testid=audit-view]').screenshot({ path: path.join(ROOT, 'docs/screenshot-audit-moe.png') });
+      }
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
 });

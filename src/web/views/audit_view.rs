@@ -14,6 +14,8 @@ use crate::fmt;
 use crate::model::audit::reconcile::Balance;
 use crate::model::audit::{Audit, PairReport, Verdict};
 use crate::web::audit::{AuditRun, Sides};
+use std::rc::Rc;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 /// Rows of the "largest differences" list.
@@ -96,7 +98,7 @@ fn balance(title: &str, testid: &str, b: &Balance) -> Html {
     }
 }
 
-fn result(a: &Audit, ms: f64, bytes: u64, wasm_memory: u64) -> Html {
+fn result(a: &Rc<Audit>, ms: f64, bytes: u64, wasm_memory: u64) -> Html {
     let (class, icon) = if a.ok { ("ok", "✓") } else { ("err", "✗") };
     let secs = ms / 1000.0;
     let mut diffs: Vec<&PairReport> = a.pairs.iter().filter(|p| matches!(p.verdict, Verdict::Mismatch | Verdict::Close)).collect();
@@ -141,29 +143,100 @@ fn result(a: &Audit, ms: f64, bytes: u64, wasm_memory: u64) -> Html {
                 { balance("Tensor data", "audit-tensor-bytes", &a.reconciliation.tensor_bytes) }
                 { balance("Files", "audit-file-bytes", &a.reconciliation.file_bytes) }
             </div>
-            <div class="card audit-pairs">
-                <h3>{ format!("Pairs ({})", a.pairs.len()) }</h3>
-                <div class="scroll">
-                    <table class="audit-table" data-testid="audit-pairs">
-                        <thead>
-                            <tr><th>{ "verdict" }</th><th>{ "source" }</th><th>{ "target" }</th><th>{ "dtypes" }</th><th>{ "transforms" }</th><th>{ "details" }</th></tr>
-                        </thead>
-                        <tbody>
-                            { for a.pairs.iter().map(|p| html! {
-                                <tr data-testid="audit-pair" data-verdict={p.verdict.name()}>
-                                    <td class={verdict_class(p.verdict)}>{ p.verdict.name() }</td>
-                                    <td class="mono name">{ p.source.clone().unwrap_or_else(|| "—".into()) }</td>
-                                    <td class="mono name">{ p.target.clone().unwrap_or_else(|| "—".into()) }</td>
-                                    <td class="mono">{ format!("{} → {}", p.source_dtype.as_deref().unwrap_or("—"), p.target_dtype.as_deref().unwrap_or("—")) }</td>
-                                    <td class="mono">{ p.transforms.join(", ") }</td>
-                                    <td>{ details(p) }</td>
-                                </tr>
-                            }) }
-                        </tbody>
-                    </table>
-                </div>
-            </div>
+            <PairsTable audit={a.clone()} />
         </>
+    }
+}
+
+#[derive(Properties)]
+struct PairsProps {
+    audit: Rc<Audit>,
+}
+
+impl PartialEq for PairsProps {
+    fn eq(&self, o: &Self) -> bool {
+        Rc::ptr_eq(&self.audit, &o.audit)
+    }
+}
+
+/// Which pairs the table shows.
+#[derive(Clone, Copy, PartialEq)]
+enum Show {
+    All,
+    NotExact,
+}
+
+/// The pairs, with a filter on names (source, target, transforms, the expert or half) and
+/// a choice of all pairs or only those not exact — an MoE model has tens of thousands.
+#[function_component(PairsTable)]
+fn pairs_table(p: &PairsProps) -> Html {
+    let text = use_state(String::new);
+    let show = use_state(|| if p.audit.ok { Show::All } else { Show::NotExact });
+    let needle = text.trim().to_lowercase();
+    let matches = |x: &PairReport| {
+        (*show == Show::All || x.verdict != Verdict::Exact)
+            && (needle.is_empty()
+                || [x.source.as_deref(), x.target.as_deref()].into_iter().flatten().any(|n| n.to_lowercase().contains(&needle))
+                || x.transforms.iter().any(|t| t.to_lowercase().contains(&needle))
+                || x.part.as_ref().is_some_and(|part| part.label().to_lowercase().contains(&needle)))
+    };
+    let rows: Vec<&PairReport> = p.audit.pairs.iter().filter(|x| matches(x)).collect();
+    let on_text = {
+        let text = text.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(el) = e.target_dyn_into::<HtmlInputElement>() {
+                text.set(el.value());
+            }
+        })
+    };
+    let on_show = {
+        let show = show.clone();
+        Callback::from(move |e: Event| {
+            if let Some(el) = e.target_dyn_into::<HtmlSelectElement>() {
+                show.set(if el.value() == "not-exact" { Show::NotExact } else { Show::All });
+            }
+        })
+    };
+    let total = p.audit.pairs.len();
+    html! {
+        <div class="card audit-pairs">
+            <div class="table-tools">
+                <h3>{ format!("Pairs ({})", fmt::thousands(total as u64)) }</h3>
+                <label class="filter">
+                    <span>{ "Filter" }</span>
+                    <input type="search" placeholder="name, transform, expert 5…" value={(*text).clone()} oninput={on_text} data-testid="audit-filter" />
+                </label>
+                <label class="filter">
+                    <span>{ "Show" }</span>
+                    <select onchange={on_show} data-testid="audit-show">
+                        <option value="all" selected={*show == Show::All}>{ "all pairs" }</option>
+                        <option value="not-exact" selected={*show == Show::NotExact}>{ "only those not exact" }</option>
+                    </select>
+                </label>
+                <span class="dim" data-testid="audit-shown" data-count={rows.len().to_string()}>
+                    { format!("{} of {} shown", fmt::thousands(rows.len() as u64), fmt::thousands(total as u64)) }
+                </span>
+            </div>
+            <div class="scroll">
+                <table class="audit-table" data-testid="audit-pairs">
+                    <thead>
+                        <tr><th>{ "verdict" }</th><th>{ "source" }</th><th>{ "target" }</th><th>{ "dtypes" }</th><th>{ "transforms" }</th><th>{ "details" }</th></tr>
+                    </thead>
+                    <tbody>
+                        { for rows.iter().map(|p| html! {
+                            <tr data-testid="audit-pair" data-verdict={p.verdict.name()}>
+                                <td class={verdict_class(p.verdict)}>{ p.verdict.name() }</td>
+                                <td class="mono name">{ p.source.clone().unwrap_or_else(|| "—".into()) }</td>
+                                <td class="mono name">{ p.target.clone().unwrap_or_else(|| "—".into()) }</td>
+                                <td class="mono">{ format!("{} → {}", p.source_dtype.as_deref().unwrap_or("—"), p.target_dtype.as_deref().unwrap_or("—")) }</td>
+                                <td class="mono">{ p.transforms.join(", ") }</td>
+                                <td>{ details(p) }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+        </div>
     }
 }
 
