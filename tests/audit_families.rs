@@ -51,6 +51,12 @@ const FAMILIES: &[(&str, usize, usize)] = &[
     // (+11 a layer): 4 × 14 sliced pairs.
     ("granitehybrid", 102, 56),
     ("mamba2", 21, 0),
+    // 41 HF tensors; 2 layers × 3 × 4 per-expert w1/w2/w3 are expert slices.
+    ("mixtral", 41, 24),
+    // 69 HF tensors; 2 layers × 3 × 8 experts.
+    ("olmoe", 69, 48),
+    // 77 HF tensors (the MTP layer 2 included); layers 1 and 2 × 3 × 4 experts.
+    ("glm4moe", 77, 24),
 ];
 
 #[test]
@@ -169,4 +175,45 @@ fn sliced_pairs_name_the_expert_head_or_half() {
     let (a, _) = audit("hf/mamba2", &root().join("gguf/mamba2-BF16.gguf"));
     let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "backbone.layers.1.mixer.A_log").cloned().unwrap();
     assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["reason"].is_null()), (Some("blk.1.ssm_a"), Some("exact"), true));
+}
+
+/// Mixtral, OLMoE and GLM-4.5: the renames, stacking and permutation the converter does, and
+/// GLM-4.5's multi-token-prediction layer kept (not dropped) by the default conversion.
+#[test]
+fn mixtral_olmoe_glm4moe_transforms() {
+    let (a, _) = audit("hf/mixtral", &root().join("gguf/mixtral-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by = |s: &str, i: Option<u64>| pairs.iter().find(|p| p["source"] == s && i.is_none_or(|i| p["part"]["index"] == i)).cloned().unwrap_or_else(|| panic!("no pair for {s}"));
+    let p = by("model.layers.0.block_sparse_moe.experts.2.w3.weight", Some(2));
+    assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["requant_exact"].as_bool()), (Some("blk.0.ffn_up_exps.weight"), Some("close"), Some(true)));
+    assert_eq!(p["transforms"], serde_json::json!(["ggml_dims_reversed", "rename(w3 = up)", "expert_slice(expert=2 of 4)", "quantize(BF16→Q8_0)"]));
+    // Mixtral goes through LlamaModel: Q/K rows permuted (n_head 4, n_head_kv 2).
+    assert_eq!(by("model.layers.1.self_attn.k_proj.weight", None)["transforms"], serde_json::json!(["ggml_dims_reversed", "qk_permutation(n_head=2)", "quantize(BF16→Q8_0)"]));
+    let router = by("model.layers.1.block_sparse_moe.gate.weight", None);
+    assert_eq!((router["target"].as_str(), router["target_dtype"].as_str()), (Some("blk.1.ffn_gate_inp.weight"), Some("F32")));
+
+    let (a, _) = audit("hf/olmoe", &root().join("gguf/olmoe-BF16.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let q_norm = pairs.iter().find(|p| p["source"] == "model.layers.1.self_attn.q_norm.weight").unwrap();
+    assert_eq!((q_norm["target"].as_str(), q_norm["verdict"].as_str()), (Some("blk.1.attn_q_norm.weight"), Some("exact")));
+    // olmoe uses NEOX rope: its Q/K rows are not permuted.
+    let q = pairs.iter().find(|p| p["source"] == "model.layers.0.self_attn.q_proj.weight").unwrap();
+    assert_eq!(q["transforms"], serde_json::json!(["ggml_dims_reversed"]));
+
+    let (a, _) = audit("hf/glm4moe", &root().join("gguf/glm4moe-BF16.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let target_of = |s: &str| pairs.iter().find(|p| p["source"] == s).map(|p| (p["target"].as_str().unwrap_or("").to_string(), p["verdict"].as_str().unwrap_or("").to_string())).unwrap();
+    for (source, target) in [
+        ("model.layers.2.eh_proj.weight", "blk.2.nextn.eh_proj.weight"),
+        ("model.layers.2.enorm.weight", "blk.2.nextn.enorm.weight"),
+        ("model.layers.2.hnorm.weight", "blk.2.nextn.hnorm.weight"),
+        ("model.layers.2.shared_head.norm.weight", "blk.2.nextn.shared_head_norm.weight"),
+        ("model.layers.2.mlp.gate.e_score_correction_bias", "blk.2.exp_probs_b.bias"),
+        ("model.layers.1.post_attention_layernorm.weight", "blk.1.post_attention_norm.weight"),
+        ("model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias"),
+        ("model.layers.1.mlp.shared_experts.down_proj.weight", "blk.1.ffn_down_shexp.weight"),
+    ] {
+        assert_eq!(target_of(source), (target.to_string(), "exact".to_string()), "{source}");
+    }
+    assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"), "the default conversion drops nothing");
 }

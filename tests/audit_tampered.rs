@@ -216,6 +216,59 @@ fn granite_shared_half_and_expert_half() {
     assert_eq!(p["first_mismatch"]["index"], 64 * 64 + 7);
 }
 
+#[test]
+fn one_value_of_one_mixtral_expert() {
+    // mixtral BF16: blk.1.ffn_down_exps ([4, 64, 32]), expert 3, element 9 sign-flipped: w2 of
+    // expert 3 (Mixtral's w2 is the down projection).
+    let f = tampered("mixtral_w2_expert3", "mixtral", "BF16", &[("blk.1.ffn_down_exps.weight", Edit::Xor((3 * 64 * 32 + 9) * 2 + 1, 0x80))]);
+    let (bad, a) = failing("mixtral", &f);
+    let src = "model.layers.1.block_sparse_moe.experts.3.w2.weight";
+    assert_eq!(bad, set(&[(src, "blk.1.ffn_down_exps.weight", part("expert", 3, 4, None))]));
+    let p = pair(&a, src, 3);
+    assert_eq!(p["first_mismatch"]["index"], 9);
+    assert_eq!(p["transforms"], json!(["ggml_dims_reversed", "rename(w2 = down)", "expert_slice(expert=3 of 4)"]));
+}
+
+#[test]
+fn one_q8_0_block_of_one_olmoe_expert() {
+    // olmoe Q8_0: blk.0.ffn_gate_exps ([8, 32, 64]: 64 blocks of 34 bytes an expert); expert
+    // 6, block 3, quant 4 off by 64 steps: element 3·32 + 4 of the expert.
+    let f = tampered("olmoe_q8_expert6", "olmoe", "Q8_0", &[("blk.0.ffn_gate_exps.weight", Edit::Xor(6 * 64 * 34 + 3 * 34 + 2 + 4, 0x40))]);
+    let (bad, a) = failing("olmoe", &f);
+    let src = "model.layers.0.mlp.experts.6.gate_proj.weight";
+    assert_eq!(bad, set(&[(src, "blk.0.ffn_gate_exps.weight", part("expert", 6, 8, None))]));
+    let p = pair(&a, src, 6);
+    assert_eq!((p["first_mismatch"]["index"].as_u64(), p["requant_exact"].as_bool()), (Some(3 * 32 + 4), Some(false)));
+}
+
+#[test]
+fn glm4moe_mtp_expert_and_router_bias() {
+    // glm4moe BF16: expert 1 of the MTP layer's blk.2.ffn_up_exps ([4, 32, 64]) element 50,
+    // blk.2.nextn.eh_proj ([64, 128]) element 5, and value 3 of layer 1's router score bias
+    // (F32 exp_probs_b.bias), each sign-flipped.
+    let f = tampered(
+        "glm4moe_mtp",
+        "glm4moe",
+        "BF16",
+        &[
+            ("blk.2.ffn_up_exps.weight", Edit::Xor((32 * 64 + 50) * 2 + 1, 0x80)),
+            ("blk.2.nextn.eh_proj.weight", Edit::Xor(5 * 2 + 1, 0x80)),
+            ("blk.1.exp_probs_b.bias", Edit::Xor(3 * 4 + 3, 0x80)),
+        ],
+    );
+    let (bad, a) = failing("glm4moe", &f);
+    let src = "model.layers.2.mlp.experts.1.up_proj.weight";
+    assert_eq!(
+        bad,
+        set(&[
+            (src, "blk.2.ffn_up_exps.weight", part("expert", 1, 4, None)),
+            ("model.layers.2.eh_proj.weight", "blk.2.nextn.eh_proj.weight", "null".into()),
+            ("model.layers.1.mlp.gate.e_score_correction_bias", "blk.1.exp_probs_b.bias", "null".into()),
+        ])
+    );
+    assert_eq!(pair(&a, src, 1)["first_mismatch"]["index"], 50);
+}
+
 /// `tensorpeek audit A --against B` on two safetensors models, the B side from
 /// tests/fixtures/families/make_tampered.py (the `safetensors` package's deserialize →
 /// one value negated → serialize).

@@ -140,15 +140,16 @@ fn expert_transform(e: u64, n: u64) -> String {
     format!("expert_slice(expert={e} of {n})")
 }
 
-/// `mlp.experts.{e}.{proj}_proj.weight` → expert `e` of `ffn_{proj}_exps.weight`.
+/// `mlp.experts.{e}.{proj}_proj.weight` (Mixtral's `block_sparse_moe.experts.{e}.w1` /
+/// `w3` / `w2`: gate, up, down) → expert `e` of `ffn_{proj}_exps.weight`.
 fn per_expert(layer: u64, module: &str, source: &[u64], shape: TargetShape<'_>) -> Option<Mapping> {
-    let rest = module.strip_prefix("mlp.experts.")?;
+    let rest = module.strip_prefix("mlp.experts.").or_else(|| module.strip_prefix("block_sparse_moe.experts."))?;
     let (e, proj) = rest.split_once('.')?;
     let e: u64 = e.parse().ok()?;
     let role = match proj {
-        "gate_proj.weight" => "gate",
-        "up_proj.weight" => "up",
-        "down_proj.weight" => "down",
+        "gate_proj.weight" | "w1.weight" => "gate",
+        "up_proj.weight" | "w3.weight" => "up",
+        "down_proj.weight" | "w2.weight" => "down",
         _ => return None,
     };
     let target = format!("blk.{layer}.ffn_{role}_exps.weight");
@@ -162,7 +163,10 @@ fn per_expert(layer: u64, module: &str, source: &[u64], shape: TargetShape<'_>) 
     let piece = Piece {
         target,
         part: Part::new("expert", e, n, None),
-        transforms: vec![expert_transform(e, n)],
+        transforms: match proj.strip_suffix(".weight").filter(|w| w.starts_with('w')) {
+            Some(w) => vec![format!("rename({w} = {role})"), expert_transform(e, n)],
+            None => vec![expert_transform(e, n)],
+        },
         source_offset: 0,
         target_offset: e.saturating_mul(rows).saturating_mul(cols),
         rows,
@@ -387,7 +391,9 @@ pub fn mapping(family: Family, hf: &str, source: &[u64], shape: TargetShape<'_>)
     let whole = || Mapping::Whole(super::roles::gguf_name(family, hf));
     let Some((layer, module)) = super::roles::layer_of(hf) else { return whole() };
     let sliced = match family {
-        Family::Qwen3Moe | Family::Deepseek2 | Family::Unknown => per_expert(layer, module, source, shape),
+        Family::Qwen3Moe | Family::Deepseek2 | Family::Mixtral | Family::Olmoe | Family::Glm4Moe | Family::Unknown => {
+            per_expert(layer, module, source, shape)
+        }
         Family::GptOss => gpt_oss(layer, module, source, shape),
         Family::GraniteHybrid => granite(layer, module, source, shape),
         _ => None,

@@ -40,13 +40,15 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "gpt-oss" => Family::GptOss,
         "granitehybrid" => Family::GraniteHybrid,
         "mamba2" => Family::Mamba2,
+        "olmoe" => Family::Olmoe,
+        "glm4moe" => Family::Glm4Moe,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
 pub const SUPPORTED: &str =
-    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
+    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -68,11 +70,17 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     // `block_sparse_moe.router.layer`) and shared experts.
     ("mlp.gate", "ffn_gate_inp"),
     ("mlp.router", "ffn_gate_inp"),
+    ("block_sparse_moe.gate", "ffn_gate_inp"),
     ("block_sparse_moe.router.layer", "ffn_gate_inp"),
     ("mlp.shared_experts.gate_proj", "ffn_gate_shexp"),
     ("mlp.shared_experts.up_proj", "ffn_up_shexp"),
     ("mlp.shared_experts.down_proj", "ffn_down_shexp"),
     ("shared_mlp.output_linear", "ffn_down_shexp"),
+    // GLM-4.5's multi-token-prediction layer (the parts beyond a decoder layer).
+    ("eh_proj", "nextn.eh_proj"),
+    ("enorm", "nextn.enorm"),
+    ("hnorm", "nextn.hnorm"),
+    ("shared_head.norm", "nextn.shared_head_norm"),
     // DeepSeek's multi-head latent attention.
     ("self_attn.q_a_proj", "attn_q_a"),
     ("self_attn.q_a_layernorm", "attn_q_a_norm"),
@@ -147,7 +155,7 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     let role = if module == "post_attention_layernorm" {
         match family {
-            Family::Gemma2 | Family::Gemma3 | Family::GptOss => "post_attention_norm",
+            Family::Gemma2 | Family::Gemma3 | Family::GptOss | Family::Glm4Moe => "post_attention_norm",
             _ => "ffn_norm",
         }
     } else {
@@ -165,11 +173,11 @@ pub enum QkRole {
     K,
 }
 
-/// Whether the converter permutes this tensor's rows (the llama family, and granite's
-/// attention layers: `GraniteHybridModel` has `undo_permute = True` and hands them to the
-/// llama converter).
+/// Whether the converter permutes this tensor's rows (the llama family — Mixtral is
+/// converted by `LlamaModel` too —, and granite's attention layers: `GraniteHybridModel`
+/// has `undo_permute = True` and hands them to the llama converter).
 pub fn qk_role(family: Family, hf: &str) -> Option<QkRole> {
-    if !matches!(family, Family::Llama | Family::GraniteHybrid) {
+    if !matches!(family, Family::Llama | Family::Mixtral | Family::GraniteHybrid) {
         return None;
     }
     let name = strip_model(hf);

@@ -47,6 +47,7 @@ enum Family {
     GraniteHybrid,
     Mamba2,
     Olmoe,
+    Glm4Moe,
     Phi3,
 }
 
@@ -68,6 +69,7 @@ fn family(model_type: &str) -> Option<Family> {
         "granitemoehybrid" | "bamba" => Family::GraniteHybrid,
         "mamba2" => Family::Mamba2,
         "olmoe" => Family::Olmoe,
+        "glm4_moe" => Family::Glm4Moe,
         "phi3" => Family::Phi3,
         _ => return None,
     })
@@ -89,6 +91,7 @@ fn arch_name(f: Family) -> &'static str {
         Family::GraniteHybrid => "granitehybrid",
         Family::Mamba2 => "mamba2",
         Family::Olmoe => "olmoe",
+        Family::Glm4Moe => "glm4moe",
         Family::Phi3 => "phi3",
     }
 }
@@ -286,6 +289,11 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
     }
     let mut out = Out { arch, keys: BTreeMap::new() };
     out.put("block_count", Some(n_layer));
+    if fam == Family::Glm4Moe {
+        // Glm4MoeModel.__init__ (conversion/glm.py:120): the MTP layers are blocks too.
+        let nextn = hp.get("num_nextn_predict_layers").unwrap_or(0);
+        out.put("block_count", n_layer.checked_add(nextn).filter(|n| *n <= MAX_LAYERS));
+    }
     let mut hf_sliding = None;
     let mut hf_dense = None;
     let vocab = hp.get("vocab_size");
@@ -346,6 +354,17 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
             });
         }
         Family::Deepseek2 => deepseek2(&mut hp, &mut out, n_layer),
+        Family::Glm4Moe => {
+            // Glm4MoeModel.set_gguf_parameters (conversion/glm.py:147-184); the vocabulary
+            // from get_vocab_base (padded to `vocab_size`).
+            base(&mut hp, &mut out);
+            out.put("expert_count", hp.get("n_routed_experts"));
+            out.put("expert_feed_forward_length", hp.get("moe_intermediate_size"));
+            out.put("expert_shared_count", hp.get("n_shared_experts"));
+            out.put("leading_dense_block_count", hp.get("first_k_dense_replace"));
+            out.put("nextn_predict_layers", hp.get("num_nextn_predict_layers"));
+            out.tokens(vocab);
+        }
         Family::GptOss => {
             // GptOssModel.set_gguf_parameters (conversion/gpt_oss.py:128-131).
             base(&mut hp, &mut out);
