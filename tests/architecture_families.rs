@@ -50,6 +50,7 @@ const FAMILIES: &[(&str, Family)] = &[
     ("mixtral", Family::Mixtral),
     ("olmoe", Family::Olmoe),
     ("glm4moe", Family::Glm4Moe),
+    ("qwen3next", Family::Qwen3Next),
 ];
 
 #[test]
@@ -119,6 +120,9 @@ fn a_changed_config_names_the_tensors() {
         ("olmoe", "num_key_value_heads", json!(2), &[], &[], &["model.layers.0.self_attn.k_norm.weight", "model.layers.1.self_attn.k_proj.weight"]),
         // Without the MTP layer in the config, its tensors are not expected.
         ("glm4moe", "num_nextn_predict_layers", json!(0), &[], &["model.layers.2.eh_proj.weight", "model.layers.2.mlp.experts.3.up_proj.weight"], &[]),
+        // Layer 2 as full attention: its delta-net is unexpected, its attention missing.
+        ("qwen3next", "layer_types", json!(["linear_attention", "linear_attention", "full_attention", "full_attention"]), &["model.layers.2.self_attn.q_proj.weight"], &["model.layers.2.linear_attn.in_proj_qkvz.weight"], &[]),
+        ("qwen3next", "linear_num_value_heads", json!(2), &[], &[], &["model.layers.0.linear_attn.A_log", "model.layers.1.linear_attn.in_proj_qkvz.weight", "model.layers.2.linear_attn.out_proj.weight"]),
         ("glm4moe", "first_k_dense_replace", json!(2), &["model.layers.1.mlp.gate_proj.weight"], &["model.layers.1.mlp.gate.e_score_correction_bias"], &[]),
     ];
     for (family, key, value, missing, unexpected, misshapen) in cases {
@@ -159,6 +163,9 @@ fn one_expert_removed_is_named_in_mixtral_olmoe_glm4moe() {
         ("glm4moe", "model.layers.1.mlp.experts.2.up_proj.weight", "expert 2 of 4"),
         ("glm4moe", "model.layers.2.mlp.experts.0.down_proj.weight", "expert 0 of 4"),
         ("glm4moe", "model.layers.2.eh_proj.weight", "the multi-token-prediction layer 2 (num_nextn_predict_layers 1)"),
+        ("qwen3next", "model.layers.3.mlp.experts.1.gate_proj.weight", "expert 1 of 4"),
+        ("qwen3next", "model.layers.0.mlp.shared_expert_gate.weight", "one gate value"),
+        ("qwen3next", "model.layers.1.linear_attn.A_log", "4 value heads"),
     ];
     for (family, removed, label) in cases {
         let exp = expected(family);

@@ -57,6 +57,9 @@ const FAMILIES: &[(&str, usize, usize)] = &[
     ("olmoe", 69, 48),
     // 77 HF tensors (the MTP layer 2 included); layers 1 and 2 × 3 × 4 experts.
     ("glm4moe", 77, 24),
+    // 106 HF tensors; 4 layers × 3 × 4 experts, and each of the 3 delta-net in_proj_qkvz is
+    // 2 key heads × q, k, v, z (+7 each).
+    ("qwen3next", 127, 72),
 ];
 
 #[test]
@@ -216,4 +219,34 @@ fn mixtral_olmoe_glm4moe_transforms() {
         assert_eq!(target_of(source), (target.to_string(), "exact".to_string()), "{source}");
     }
     assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"), "the default conversion drops nothing");
+}
+
+/// Qwen3-Next: the gated delta-net's transforms (qkvz regrouped per key head, A = -exp(A_log),
+/// conv1d squeezed, dt_bias renamed), every norm but the delta-net's stored as w + 1, the
+/// gated shared expert.
+#[test]
+fn qwen3next_transforms() {
+    let (a, _) = audit("hf/qwen3next", &root().join("gguf/qwen3next-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap_or_else(|| panic!("no pair for {s}"));
+    let z = pairs.iter().find(|p| p["source"] == "model.layers.1.linear_attn.in_proj_qkvz.weight" && p["part"]["split"] == "z" && p["part"]["index"] == 1).unwrap();
+    assert_eq!((z["target"].as_str(), z["verdict"].as_str(), z["requant_exact"].as_bool()), (Some("blk.1.attn_gate.weight"), Some("close"), Some(true)));
+    assert_eq!(z["transforms"], serde_json::json!(["ggml_dims_reversed", "qkvz_regroup(z: rows 64..96 of key head 1 of 2)", "quantize(BF16→Q8_0)"]));
+    assert_eq!(z["count"], 32 * 64);
+    for (source, target, transforms) in [
+        ("model.layers.0.linear_attn.A_log", "blk.0.ssm_a", serde_json::json!(["ggml_dims_reversed", "neg_exp(A = -exp(A_log))", "widen(BF16→F32)"])),
+        ("model.layers.0.linear_attn.dt_bias", "blk.0.ssm_dt.bias", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.2.linear_attn.conv1d.weight", "blk.2.ssm_conv1d.weight", serde_json::json!(["ggml_dims_reversed", "reshape([128, 1, 4]→[128, 4])", "widen(BF16→F32)"])),
+        ("model.layers.2.linear_attn.norm.weight", "blk.2.ssm_norm.weight", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.3.self_attn.q_norm.weight", "blk.3.attn_q_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+        ("model.norm.weight", "output_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+        ("model.layers.0.mlp.shared_expert_gate.weight", "blk.0.ffn_gate_inp_shexp.weight", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.1.post_attention_layernorm.weight", "blk.1.post_attention_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+    ] {
+        let p = by(source);
+        assert_eq!((p["target"].as_str(), p["verdict"].as_str()), (Some(target), Some("exact")), "{source}");
+        assert_eq!(p["transforms"], transforms, "{source}");
+    }
+    // Converted with --no-mtp: no nextn layer, nothing dropped.
+    assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"));
 }

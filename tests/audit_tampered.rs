@@ -269,6 +269,38 @@ fn glm4moe_mtp_expert_and_router_bias() {
     assert_eq!(pair(&a, src, 1)["first_mismatch"]["index"], 50);
 }
 
+#[test]
+fn qwen3next_qkvz_heads_and_a_log() {
+    // qwen3next BF16: blk.1.attn_qkv ([128, 64]: q0 q1 k0 k1 of 16 rows, v0 v1 of 32) row 56
+    // (k of key head 1, its row 8) column 3; blk.1.attn_gate ([64, 64]: z0 z1) row 10 column
+    // 0; value 1 of blk.2.ssm_a (F32). Per key head in_proj_qkvz holds 96 rows: q 0..16,
+    // k 16..32, v 32..64, z 64..96.
+    let f = tampered(
+        "qwen3next_qkvz",
+        "qwen3next",
+        "BF16",
+        &[
+            ("blk.1.attn_qkv.weight", Edit::Xor((56 * 64 + 3) * 2 + 1, 0x80)),
+            ("blk.1.attn_gate.weight", Edit::Xor((10 * 64) * 2 + 1, 0x80)),
+            ("blk.2.ssm_a", Edit::Xor(4 + 3, 0x80)),
+        ],
+    );
+    let (bad, a) = failing("qwen3next", &f);
+    let src = "model.layers.1.linear_attn.in_proj_qkvz.weight";
+    assert_eq!(
+        bad,
+        set(&[
+            (src, "blk.1.attn_qkv.weight", part("head", 1, 2, Some("k"))),
+            (src, "blk.1.attn_gate.weight", part("head", 0, 2, Some("z"))),
+            ("model.layers.2.linear_attn.A_log", "blk.2.ssm_a", "null".into()),
+        ])
+    );
+    let find = |split: &str, index: u64| a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src && p["part"]["split"] == split && p["part"]["index"] == index).unwrap().clone();
+    // Source indices: row 96 + 16 + 8 of in_proj_qkvz, column 3; row 64 + 10, column 0.
+    assert_eq!(find("k", 1)["first_mismatch"]["index"], (96 + 16 + 8) * 64 + 3);
+    assert_eq!(find("z", 0)["first_mismatch"]["index"], (64 + 10) * 64);
+}
+
 /// `tensorpeek audit A --against B` on two safetensors models, the B side from
 /// tests/fixtures/families/make_tampered.py (the `safetensors` package's deserialize →
 /// one value negated → serialize).

@@ -15,7 +15,7 @@ use tensorpeek::formats::gguf::{self, GgufFile, Value};
 use tensorpeek::formats::Step;
 use tensorpeek::model::description::{Attention, Description, Ffn, MemoryKind, Side, SwaKind};
 
-const FAMILIES: [&str; 11] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe"];
+const FAMILIES: [&str; 12] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next"];
 const TYPES: [&str; 2] = ["BF16", "Q8_0"];
 
 fn dir() -> PathBuf {
@@ -278,6 +278,23 @@ fn third_party_values() {
                     assert_eq!((l0.head_k, l0.n_head_kv), (kv_u64(&exp, "attention.key_length"), kv_u64(&exp, "attention.head_count_kv")), "{at}");
                     assert_eq!(d.memory, MemoryKind::Kv, "{at}");
                 }
+                "qwen3next" => {
+                    // attention.recurrent_layers as gguf-py read it: 3 delta-net layers, 1 full.
+                    let recurrent: Vec<bool> = kv(&exp, "attention.recurrent_layers").as_array().unwrap().iter().map(|v| v.as_bool().unwrap()).collect();
+                    assert_eq!(d.layers.iter().map(|l| l.recurrent).collect::<Vec<_>>(), recurrent, "{at}");
+                    assert_eq!(recurrent, [true, true, true, false], "{at}");
+                    for i in 0..4 {
+                        let (e, u, ff, shared, shexp) = moe(d, i);
+                        assert_eq!((e, u, ff, shared, shexp), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "expert_feed_forward_length"), 1, kv_u64(&exp, "expert_shared_feed_forward_length")), "{at}");
+                    }
+                    assert_eq!((d.layers[3].attention, d.layers[3].head_k), (Attention::Full, kv_u64(&exp, "attention.key_length")), "{at}");
+                    assert_eq!(d.memory, MemoryKind::Hybrid, "{at}");
+                    // n_embd_r = (d_conv - 1)(d_inner + 2 n_group d_state), n_embd_s = d_state d_inner.
+                    let (conv, inner, state, group) =
+                        (kv_u64(&exp, "ssm.conv_kernel"), kv_u64(&exp, "ssm.inner_size"), kv_u64(&exp, "ssm.state_size"), kv_u64(&exp, "ssm.group_count"));
+                    let r = d.recurrent.unwrap();
+                    assert_eq!((r.r, r.s), ((conv - 1) * (inner + 2 * group * state), state * inner), "{at}");
+                }
                 _ => {}
             }
             if matches!(family, "granitehybrid" | "mamba2") {
@@ -309,11 +326,12 @@ fn pattern_and_active_parameters() {
         ("mixtral", "FF"),
         ("olmoe", "FF"),
         ("glm4moe", "FFf"),
+        ("qwen3next", "RRRF"),
     ];
     for (family, strip) in strips {
         assert_eq!(from_gguf(family, "BF16").pattern(), strip, "{family}");
     }
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next"] {
         let d = from_gguf(family, "BF16");
         let (experts, used) = d.experts().expect("an MoE family");
         let tensors = expected(family)["gguf"]["BF16"]["tensors"].as_array().unwrap().clone();
@@ -341,7 +359,7 @@ fn pattern_and_active_parameters() {
 /// token does not use are the same number on both sides.
 #[test]
 fn checkpoint_names_count_the_same_routed_experts() {
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next"] {
         let g = parse_gguf(family, "BF16");
         let d = from_gguf(family, "BF16");
         let (ga, gt) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))).unwrap();

@@ -68,6 +68,9 @@ pub enum Family {
     /// experts with a router score bias and shared experts; and the checkpoint's
     /// multi-token-prediction layers past `num_hidden_layers`.
     Glm4Moe,
+    /// qwen3_next: per `layer_types` a gated delta-net (`linear_attn.*`) or gated attention
+    /// (`q_proj` twice as wide); every layer a router, per-expert MLPs and a gated shared expert.
+    Qwen3Next,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -90,6 +93,7 @@ impl Family {
             "mixtral" => Family::Mixtral,
             "olmoe" => Family::Olmoe,
             "glm4_moe" => Family::Glm4Moe,
+            "qwen3_next" => Family::Qwen3Next,
             _ => Family::Unknown,
         }
     }

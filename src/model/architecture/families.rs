@@ -42,6 +42,15 @@
 //!   a decoder layer like the others plus `eh_proj [hidden, 2 · hidden]`, `enorm`, `hnorm`
 //!   and `shared_head.norm [hidden]`.
 //!
+//! - **qwen3_next** (`modeling_qwen3_next.py`): per `layer_types` a gated delta-net
+//!   `linear_attn` — `in_proj_qkvz [2 · key_dim + 2 · value_dim, hidden]`, `in_proj_ba [2 ·
+//!   v_heads, hidden]`, `conv1d.weight [2 · key_dim + value_dim, 1, kernel]`, `dt_bias` /
+//!   `A_log [v_heads]`, `norm [v_head_dim]`, `out_proj [hidden, value_dim]` (key_dim =
+//!   `linear_num_key_heads · linear_key_head_dim`, value_dim likewise) — or gated attention
+//!   (`q_proj [2 · heads · head_dim, hidden]`: queries and their gate, q/k norms of
+//!   `head_dim`); the qwen MoE rule for sparse layers, each with `shared_expert.*` of
+//!   `shared_expert_intermediate_size` and `shared_expert_gate [1, hidden]`.
+//!
 //! The Mamba-2 mixer: `d_inner = num_heads · head_dim`, `conv_dim = d_inner +
 //! 2 · n_groups · state_size`; `in_proj [d_inner + conv_dim + num_heads, hidden]`,
 //! `conv1d.weight [conv_dim, 1, conv_kernel]` (+ bias), `A_log`, `D`, `dt_bias`
@@ -103,6 +112,15 @@ fn experts(o: &mut Out, l: &str, hidden: u64, n: u64, ff: u64) {
     for e in 0..n {
         mlp(o, &format!("{l}mlp.experts.{e}."), hidden, ff, &format!("expert {e} of {n}: moe_intermediate_size"));
     }
+}
+
+/// The experts of layer `i` when the qwen MoE rule makes it sparse (not in
+/// `mlp_only_layers`, `(i + 1) % decoder_sparse_step == 0`, `num_experts` > 0).
+fn qwen_sparse(arch: &Architecture, i: u64) -> Option<u64> {
+    let n = get(arch, &["num_experts"]).unwrap_or(0);
+    let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
+    let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
+    (n > 0 && !dense_only && (i + 1).is_multiple_of(step)).then_some(n)
 }
 
 /// DeepSeek's and GLM-4.5's feed-forward part of layer `i`: a dense MLP below
@@ -205,10 +223,7 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
             o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
             norm(o, "post_attention_layernorm");
-            let n = get(arch, &["num_experts"]).unwrap_or(0);
-            let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
-            let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
-            if n > 0 && !dense_only && (i + 1).is_multiple_of(step) {
+            if let Some(n) = qwen_sparse(arch, i) {
                 experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
             } else {
                 mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
@@ -321,6 +336,47 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             }
             norm(o, "post_attention_layernorm");
             dense_then_routed(arch, o, l, i, hidden, true)?;
+        }
+        Family::Qwen3Next => {
+            norm(o, "input_layernorm");
+            let kind = arch.raw.get("layer_types").and_then(Value::as_array).and_then(|a| a.get(usize::try_from(i).ok()?)).and_then(Value::as_str).unwrap_or("full_attention");
+            if kind == "linear_attention" {
+                let (nk, nv) = (get(arch, &["linear_num_key_heads"])?, get(arch, &["linear_num_value_heads"])?);
+                let (hk, hv) = (get(arch, &["linear_key_head_dim"])?, get(arch, &["linear_value_head_dim"])?);
+                let (key, value) = (mul(nk, hk)?, mul(nv, hv)?);
+                let m = format!("{l}linear_attn.");
+                let dims = format!("key_dim {key} = {nk} × {hk}, value_dim {value} = {nv} × {hv}");
+                o.push(format!("{m}in_proj_qkvz.weight"), vec![mul(2, key)?.checked_add(mul(2, value)?)?, hidden], format!("2 × key_dim + 2 × value_dim ({dims}), hidden_size {hidden}"));
+                o.push(format!("{m}in_proj_ba.weight"), vec![mul(2, nv)?, hidden], format!("2 × {nv} value heads, hidden_size {hidden}"));
+                let kernel = get(arch, &["linear_conv_kernel_dim"])?;
+                o.push(format!("{m}conv1d.weight"), vec![mul(2, key)?.checked_add(value)?, 1, kernel], format!("2 × key_dim + value_dim ({dims}), kernel {kernel}"));
+                for p in ["dt_bias", "A_log"] {
+                    o.push(format!("{m}{p}"), vec![nv], format!("{nv} value heads"));
+                }
+                o.push(format!("{m}norm.weight"), vec![hv], format!("linear_value_head_dim {hv}"));
+                o.push(format!("{m}out_proj.weight"), vec![hidden, value], format!("hidden_size {hidden}, {dims}"));
+            } else {
+                let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+                attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+                if let Some(q) = o.list.iter_mut().find(|e| e.name == format!("{l}self_attn.q_proj.weight")) {
+                    q.shape = vec![mul(2, mul(heads, hd)?)?, hidden];
+                    q.why = format!("2 × heads {heads} × head_dim {hd} (queries and their gate), hidden_size {hidden}");
+                }
+                if let Some(q) = o.list.iter_mut().find(|e| e.name == format!("{l}self_attn.q_proj.bias")) {
+                    q.shape = vec![mul(2, mul(heads, hd)?)?];
+                }
+                o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
+                o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
+            }
+            norm(o, "post_attention_layernorm");
+            if let Some(n) = qwen_sparse(arch, i) {
+                experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
+                let shared = get(arch, &["shared_expert_intermediate_size"])?;
+                mlp(o, &format!("{l}mlp.shared_expert."), hidden, shared, "shared_expert_intermediate_size");
+                o.push(format!("{l}mlp.shared_expert_gate.weight"), vec![1, hidden], format!("one gate value, hidden_size {hidden}"));
+            } else {
+                mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
+            }
         }
         Family::Mamba2 => {
             o.push(format!("{l}norm.weight"), vec![hidden], format!("hidden_size {hidden}"));

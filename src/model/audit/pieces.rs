@@ -22,9 +22,16 @@
 //!   head transposed (`[H, kv_lora, nope]`), `attn_v_b` the other `v` rows
 //!   (`[H, v, kv_lora]`); no `attn_kv_b` is written.
 //!
-//! Every size is read from the two tensors' shapes, which must agree with each other.
+//! - **Qwen3-Next's gated delta-net** `linear_attn.in_proj_qkvz [nk · (2·hk + 2·r·hv),
+//!   hidden]` holds per key head `g` the rows `q` (hk), `k` (hk), `v` (r·hv), `z` (r·hv)
+//!   (r = value heads per key head); the converter regroups them (`conversion/qwen.py`
+//!   `Qwen3NextModel.modify_tensors`) into `attn_qkv` = all q, then all k, then all v, and
+//!   `attn_gate` = all z: each (head, part) is a contiguous block of rows on both sides.
+//!
+//! Every size is read from the two tensors' shapes, which must agree with each other (and,
+//! for Qwen3-Next's heads, with config.json's `linear_*` keys).
 
-use crate::model::architecture::Family;
+use crate::model::architecture::{Architecture, Family};
 use serde::{Deserialize, Serialize};
 
 /// Which part of a tensor a pair compares (the report's `pairs[].part`).
@@ -386,12 +393,57 @@ fn kv_b(layer: u64, source: &[u64], shape: TargetShape<'_>) -> Mapping {
     Mapping::Pieces(pieces)
 }
 
-/// Where the converter puts the source tensor `hf` (`source` its row-major shape).
-pub fn mapping(family: Family, hf: &str, source: &[u64], shape: TargetShape<'_>) -> Mapping {
+/// Qwen3-Next's `in_proj_qkvz` → `attn_qkv` (q, k, v per key head) and `attn_gate` (z).
+fn qkvz(layer: u64, source: &[u64], shape: TargetShape<'_>, config: Option<&Architecture>) -> Mapping {
+    let (qt, zt) = (format!("blk.{layer}.attn_qkv.weight"), format!("blk.{layer}.attn_gate.weight"));
+    let Some(q) = shape(&qt) else { return Mapping::Whole(Some(qt)) };
+    let Some(z) = shape(&zt) else { return Mapping::Whole(Some(zt)) };
+    let rule = "in_proj_qkvz [nk·(2·hk + 2·r·hv), hidden] → attn_qkv [nk·(2·hk + r·hv), hidden] + attn_gate [nk·r·hv, hidden] (config.json's linear_* heads)";
+    let key = |k: &str| config.and_then(|c| c.raw.get(k)).and_then(serde_json::Value::as_u64).filter(|n| *n > 0 && *n <= 1 << 32);
+    let dims = (key("linear_num_key_heads"), key("linear_num_value_heads"), key("linear_key_head_dim"), key("linear_value_head_dim"));
+    let (Some((rows, h)), Some((qr, qh)), Some((zr, zh)), (Some(nk), Some(nv), Some(hk), Some(hv))) = (dims2(source), dims2(&q), dims2(&z), dims) else {
+        return unfit(&qt, source, &q, rule);
+    };
+    let r = nv / nk;
+    let sizes = || -> Option<(u64, u64, u64, u64)> {
+        let vz = r.checked_mul(hv)?;
+        let qkv = hk.checked_mul(2)?.checked_add(vz)?;
+        let per = qkv.checked_add(vz)?;
+        Some((vz, per, nk.checked_mul(per)?, nk.checked_mul(qkv)?))
+    };
+    let Some((vz, per, want_rows, want_qkv)) = sizes() else { return unfit(&qt, source, &q, rule) };
+    if nv % nk != 0 || qh != h || zh != h || rows != want_rows || qr != want_qkv || Some(zr) != nk.checked_mul(vz) {
+        return unfit(&qt, source, &q, rule);
+    }
+    // Every row index below is under `rows` (checked above): no product overflows.
+    let mut pieces = Vec::new();
+    // (split, rows, row within a source head, first target row of head 0, target)
+    let parts = [("q", hk, 0, 0, &qt), ("k", hk, hk, nk * hk, &qt), ("v", vz, 2 * hk, 2 * nk * hk, &qt), ("z", vz, 2 * hk + vz, 0, &zt)];
+    let elements = |row: u64| row.saturating_mul(h);
+    for (split, n_rows, within, first, target) in parts {
+        for g in 0..nk {
+            pieces.push(Piece {
+                target: target.clone(),
+                part: Part::new("head", g, nk, Some(split)),
+                transforms: vec![format!("qkvz_regroup({split}: rows {within}..{} of key head {g} of {nk})", within + n_rows)],
+                source_offset: elements(g * per + within),
+                target_offset: elements(first + g * n_rows),
+                rows: n_rows,
+                cols: h,
+                gather: None,
+            });
+        }
+    }
+    Mapping::Pieces(pieces)
+}
+
+/// Where the converter puts the source tensor `hf` (`source` its row-major shape; `config`
+/// for the head counts a split cannot read from the shapes).
+pub fn mapping(family: Family, hf: &str, source: &[u64], shape: TargetShape<'_>, config: Option<&Architecture>) -> Mapping {
     let whole = || Mapping::Whole(super::roles::gguf_name(family, hf));
     let Some((layer, module)) = super::roles::layer_of(hf) else { return whole() };
     let sliced = match family {
-        Family::Qwen3Moe | Family::Deepseek2 | Family::Mixtral | Family::Olmoe | Family::Glm4Moe | Family::Unknown => {
+        Family::Qwen3Moe | Family::Deepseek2 | Family::Mixtral | Family::Olmoe | Family::Glm4Moe | Family::Qwen3Next | Family::Unknown => {
             per_expert(layer, module, source, shape)
         }
         Family::GptOss => gpt_oss(layer, module, source, shape),
@@ -403,6 +455,9 @@ pub fn mapping(family: Family, hf: &str, source: &[u64], shape: TargetShape<'_>)
     }
     if family == Family::Deepseek2 && module == "self_attn.kv_b_proj.weight" {
         return kv_b(layer, source, shape);
+    }
+    if family == Family::Qwen3Next && module == "linear_attn.in_proj_qkvz.weight" {
+        return qkvz(layer, source, shape, config);
     }
     whole()
 }
@@ -437,7 +492,7 @@ mod tests {
     fn gpt_oss_gate_is_the_transposed_even_columns() {
         let (n, h, f) = (2u64, 3u64, 2u64);
         let shape = |t: &str| if t.contains("exps.weight") { Some(vec![n, f, h]) } else { None };
-        let Mapping::Pieces(p) = mapping(Family::GptOss, "model.layers.0.mlp.experts.gate_up_proj", &[n, h, 2 * f], &shape) else { panic!() };
+        let Mapping::Pieces(p) = mapping(Family::GptOss, "model.layers.0.mlp.experts.gate_up_proj", &[n, h, 2 * f], &shape, None) else { panic!() };
         assert_eq!(p.len(), 4);
         let up1 = p.iter().find(|p| p.part.split.as_deref() == Some("up") && p.part.index == 1).unwrap();
         let g = up1.gather.unwrap();
@@ -460,7 +515,7 @@ mod tests {
             "blk.1.attn_v_b.weight" => Some(vec![heads, v, c]),
             _ => None,
         };
-        let Mapping::Pieces(p) = mapping(Family::Deepseek2, "model.layers.1.self_attn.kv_b_proj.weight", &[heads * (nope + v), c], &shape) else { panic!() };
+        let Mapping::Pieces(p) = mapping(Family::Deepseek2, "model.layers.1.self_attn.kv_b_proj.weight", &[heads * (nope + v), c], &shape, None) else { panic!() };
         assert_eq!(p.len(), 4);
         let k1 = &p[1];
         let g = k1.gather.unwrap();
@@ -469,17 +524,45 @@ mod tests {
         assert_eq!((p[3].source_offset, p[3].target_offset), (((nope + v) + nope) * c, v * c));
         assert_eq!(p[3].part.label(), "head 1 of 2 (v)");
         let bad = |_: &str| Some(vec![heads, c, nope + 1]);
-        assert!(matches!(mapping(Family::Deepseek2, "model.layers.1.self_attn.kv_b_proj.weight", &[heads * (nope + v), c], &bad), Mapping::Unfit { .. }));
+        assert!(matches!(mapping(Family::Deepseek2, "model.layers.1.self_attn.kv_b_proj.weight", &[heads * (nope + v), c], &bad, None), Mapping::Unfit { .. }));
+    }
+
+    /// Qwen3-Next's regrouping, against the converter's torch code run by hand for nk 2,
+    /// hk 1, nv 4, hv 1 (r 2): per head [q, k, v0, v1, z0, z1] → qkv [q0 q1 k0 k1 v00 v01
+    /// v10 v11], gate [z00 z01 z10 z11].
+    #[test]
+    fn qkvz_regrouped_per_key_head() {
+        let config = serde_json::json!({"model_type": "qwen3_next", "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 1, "linear_value_head_dim": 1});
+        let (arch, _) = Architecture::from_config(&config, "config.json");
+        let shape = |t: &str| match t {
+            "blk.0.attn_qkv.weight" => Some(vec![8, 3]),
+            "blk.0.attn_gate.weight" => Some(vec![4, 3]),
+            _ => None,
+        };
+        let Mapping::Pieces(p) = mapping(Family::Qwen3Next, "model.layers.0.linear_attn.in_proj_qkvz.weight", &[12, 3], &shape, Some(&arch)) else { panic!() };
+        assert_eq!(p.len(), 8);
+        // source row of each target row, from the pieces
+        let mut qkv = vec![u64::MAX; 8];
+        let mut gate = vec![u64::MAX; 4];
+        for piece in &p {
+            let rows = if piece.target.ends_with("attn_qkv.weight") { &mut qkv } else { &mut gate };
+            for r in 0..piece.rows {
+                rows[(piece.target_offset / 3 + r) as usize] = piece.source_offset / 3 + r;
+            }
+        }
+        assert_eq!(qkv, [0, 6, 1, 7, 2, 3, 8, 9]);
+        assert_eq!(gate, [4, 5, 10, 11]);
+        assert!(matches!(mapping(Family::Qwen3Next, "model.layers.0.linear_attn.in_proj_qkvz.weight", &[12, 3], &shape, None), Mapping::Unfit { .. }));
     }
 
     #[test]
     fn stacked_experts_and_halves() {
         let shape = |t: &str| (t == "blk.0.ffn_up_exps.weight").then(|| vec![8, 32, 64]);
-        let Mapping::Pieces(p) = mapping(Family::Qwen3Moe, "model.layers.0.mlp.experts.5.up_proj.weight", &[32, 64], &shape) else { panic!() };
+        let Mapping::Pieces(p) = mapping(Family::Qwen3Moe, "model.layers.0.mlp.experts.5.up_proj.weight", &[32, 64], &shape, None) else { panic!() };
         assert_eq!((p[0].target_offset, p[0].part.label()), (5 * 32 * 64, "expert 5 of 8".to_string()));
-        assert_eq!(mapping(Family::Qwen3Moe, "model.layers.0.mlp.experts.5.gate_proj.weight", &[32, 64], &shape), Mapping::Whole(Some("blk.0.ffn_gate_exps.weight".into())));
+        assert_eq!(mapping(Family::Qwen3Moe, "model.layers.0.mlp.experts.5.gate_proj.weight", &[32, 64], &shape, None), Mapping::Whole(Some("blk.0.ffn_gate_exps.weight".into())));
         let shape = |t: &str| t.ends_with("exps.weight").then(|| vec![4, 32, 64]);
-        let Mapping::Pieces(p) = mapping(Family::GraniteHybrid, "model.layers.0.block_sparse_moe.input_linear.weight", &[4, 64, 64], &shape) else { panic!() };
+        let Mapping::Pieces(p) = mapping(Family::GraniteHybrid, "model.layers.0.block_sparse_moe.input_linear.weight", &[4, 64, 64], &shape, None) else { panic!() };
         let up3 = p.iter().find(|p| p.part.split.as_deref() == Some("up") && p.part.index == 3).unwrap();
         assert_eq!(up3.source_offset, (3 * 64 + 32) * 64);
         assert!(fused_experts("model.layers.0.mlp.experts.down_proj_bias"));

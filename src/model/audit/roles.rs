@@ -42,13 +42,14 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "mamba2" => Family::Mamba2,
         "olmoe" => Family::Olmoe,
         "glm4moe" => Family::Glm4Moe,
+        "qwen3next" => Family::Qwen3Next,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
 pub const SUPPORTED: &str =
-    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
+    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -96,6 +97,16 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     ("mixer.out_proj", "ssm_out"),
     ("mixer.conv1d", "ssm_conv1d"),
     ("mixer.norm", "ssm_norm"),
+    // Qwen3-Next's gated delta-net (`in_proj_qkvz` is split: `pieces`) and its gated
+    // shared expert.
+    ("linear_attn.in_proj_ba", "ssm_ba"),
+    ("linear_attn.conv1d", "ssm_conv1d"),
+    ("linear_attn.norm", "ssm_norm"),
+    ("linear_attn.out_proj", "ssm_out"),
+    ("mlp.shared_expert.gate_proj", "ffn_gate_shexp"),
+    ("mlp.shared_expert.up_proj", "ffn_up_shexp"),
+    ("mlp.shared_expert.down_proj", "ffn_down_shexp"),
+    ("mlp.shared_expert_gate", "ffn_gate_inp_shexp"),
 ];
 
 /// Layer tensors whose last name part is not `weight` / `bias`, and the GGUF name the
@@ -109,6 +120,8 @@ const SUFFIXLESS: &[(&str, &str)] = &[
     ("mixer.A_log", "ssm_a"),
     ("mixer.D", "ssm_d"),
     ("mixer.dt_bias", "ssm_dt.bias"),
+    ("linear_attn.A_log", "ssm_a"),
+    ("linear_attn.dt_bias", "ssm_dt.bias"),
     ("self_attn.sinks", "attn_sinks.weight"),
     ("mlp.gate.e_score_correction_bias", "exp_probs_b.bias"),
 ];
@@ -155,7 +168,7 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     let role = if module == "post_attention_layernorm" {
         match family {
-            Family::Gemma2 | Family::Gemma3 | Family::GptOss | Family::Glm4Moe => "post_attention_norm",
+            Family::Gemma2 | Family::Gemma3 | Family::GptOss | Family::Glm4Moe | Family::Qwen3Next => "post_attention_norm",
             _ => "ffn_norm",
         }
     } else {
@@ -193,10 +206,12 @@ pub fn qk_role(family: Family, hf: &str) -> Option<QkRole> {
     }
 }
 
-/// What the converter adds to the values (gemma's `+ 1` on norm weights), or 0.
+/// What the converter adds to the values (gemma's `+ 1` on norm weights; Qwen3-Next's on
+/// every norm but the delta-net's gated `linear_attn.norm`, `conversion/qwen.py`), or 0.
 pub fn norm_shift(family: Family, hf: &str) -> f32 {
     match family {
         Family::Gemma | Family::Gemma2 | Family::Gemma3 if hf.ends_with("norm.weight") => 1.0,
+        Family::Qwen3Next if hf.ends_with("norm.weight") && !hf.ends_with("linear_attn.norm.weight") => 1.0,
         _ => 0.0,
     }
 }
@@ -210,7 +225,7 @@ pub enum ValueOp {
 }
 
 pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
-    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2);
+    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next);
     (ssm && hf.ends_with(".A_log")).then_some(ValueOp::NegExp)
 }
 
@@ -219,7 +234,7 @@ pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
 /// squeezed to `[C, K]`) and `ssm_norm.weight` (`[d_inner]` → `[n_group,
 /// d_inner / n_group]`). Row-major order is kept, so the bytes compare as they are.
 pub fn reshaped_by_converter(family: Family, gguf: &str) -> bool {
-    matches!(family, Family::GraniteHybrid | Family::Mamba2)
+    matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next)
         && gguf.strip_prefix("blk.").and_then(|r| r.split_once('.')).is_some_and(|(_, role)| {
             matches!(role, "ssm_a" | "ssm_d" | "ssm_conv1d.weight" | "ssm_norm.weight")
         })

@@ -48,6 +48,7 @@ enum Family {
     Mamba2,
     Olmoe,
     Glm4Moe,
+    Qwen3Next,
     Phi3,
 }
 
@@ -70,6 +71,7 @@ fn family(model_type: &str) -> Option<Family> {
         "mamba2" => Family::Mamba2,
         "olmoe" => Family::Olmoe,
         "glm4_moe" => Family::Glm4Moe,
+        "qwen3_next" => Family::Qwen3Next,
         "phi3" => Family::Phi3,
         _ => return None,
     })
@@ -92,6 +94,7 @@ fn arch_name(f: Family) -> &'static str {
         Family::Mamba2 => "mamba2",
         Family::Olmoe => "olmoe",
         Family::Glm4Moe => "glm4moe",
+        Family::Qwen3Next => "qwen3next",
         Family::Phi3 => "phi3",
     }
 }
@@ -210,6 +213,11 @@ impl Out {
     }
     fn put_bool(&mut self, key: &str, b: bool) {
         self.keys.insert(format!("{}.{key}", self.arch), Value::Bool(u8::from(b)));
+    }
+    fn put_bools(&mut self, key: &str, vals: Vec<bool>) {
+        let head: Vec<Value> = vals.into_iter().map(|b| Value::Bool(u8::from(b))).collect();
+        let array = Array { elem_type: ValueType::Bool, len: head.len() as u64, head };
+        self.keys.insert(format!("{}.{key}", self.arch), Value::Array(array));
     }
     fn put_array(&mut self, key: &str, vals: Vec<u64>) {
         let head: Vec<Value> = vals.into_iter().map(Value::U64).collect();
@@ -354,6 +362,29 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
             });
         }
         Family::Deepseek2 => deepseek2(&mut hp, &mut out, n_layer),
+        Family::Qwen3Next => {
+            // Qwen3NextModel.set_gguf_parameters (conversion/qwen.py:374-392) over
+            // Qwen2MoeModel's. Without `mtp.*` tensors the converter needs `--no-mtp`
+            // (qwen.py:303): block_count stays num_hidden_layers.
+            base(&mut hp, &mut out);
+            out.put("expert_feed_forward_length", hp.get("moe_intermediate_size"));
+            out.put("expert_shared_feed_forward_length", hp.get("shared_expert_intermediate_size"));
+            out.put("ssm.conv_kernel", hp.need(&["linear_conv_kernel_dim"], arch));
+            out.put("ssm.state_size", hp.need(&["linear_key_head_dim"], arch));
+            out.put("ssm.group_count", hp.need(&["linear_num_key_heads"], arch));
+            let v_heads = hp.need(&["linear_num_value_heads"], arch);
+            out.put("ssm.time_step_rank", v_heads);
+            let v_dim = hp.need(&["linear_value_head_dim"], arch);
+            out.put("ssm.inner_size", v_dim.zip(v_heads).and_then(|(a, b)| a.checked_mul(b)).filter(|w| *w <= MAX_WIDTH));
+            match hp.str_list("layer_types") {
+                Some(types) if types.len() == n => out.put_bools("attention.recurrent_layers", types.iter().map(|t| *t == "linear_attention").collect()),
+                Some(types) => hp.gaps.push(format!("config.json `layer_types` has {} entries for {n} layers, which the converter refuses", types.len())),
+                None => {}
+            }
+            out.put("full_attention_interval", Some(hp.get("full_attention_interval").unwrap_or(4)));
+            hf_dense = qwen_moe_dense(&mut hp, n, arch);
+            out.tokens(vocab);
+        }
         Family::Glm4Moe => {
             // Glm4MoeModel.set_gguf_parameters (conversion/glm.py:147-184); the vocabulary
             // from get_vocab_base (padded to `vocab_size`).
