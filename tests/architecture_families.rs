@@ -51,6 +51,7 @@ const FAMILIES: &[(&str, Family)] = &[
     ("olmoe", Family::Olmoe),
     ("glm4moe", Family::Glm4Moe),
     ("qwen3next", Family::Qwen3Next),
+    ("llama4", Family::Llama4),
 ];
 
 #[test]
@@ -123,6 +124,8 @@ fn a_changed_config_names_the_tensors() {
         // Layer 2 as full attention: its delta-net is unexpected, its attention missing.
         ("qwen3next", "layer_types", json!(["linear_attention", "linear_attention", "full_attention", "full_attention"]), &["model.layers.2.self_attn.q_proj.weight"], &["model.layers.2.linear_attn.in_proj_qkvz.weight"], &[]),
         ("qwen3next", "linear_num_value_heads", json!(2), &[], &[], &["model.layers.0.linear_attn.A_log", "model.layers.1.linear_attn.in_proj_qkvz.weight", "model.layers.2.linear_attn.out_proj.weight"]),
+        // Layer 1 dense: its fused experts are unexpected, its dense MLP missing.
+        ("llama4", "moe_layers", json!([0]), &["model.layers.1.feed_forward.gate_proj.weight"], &["model.layers.1.feed_forward.experts.gate_up_proj"], &[]),
         ("glm4moe", "first_k_dense_replace", json!(2), &["model.layers.1.mlp.gate_proj.weight"], &["model.layers.1.mlp.gate.e_score_correction_bias"], &[]),
     ];
     for (family, key, value, missing, unexpected, misshapen) in cases {
@@ -166,6 +169,8 @@ fn one_expert_removed_is_named_in_mixtral_olmoe_glm4moe() {
         ("qwen3next", "model.layers.3.mlp.experts.1.gate_proj.weight", "expert 1 of 4"),
         ("qwen3next", "model.layers.0.mlp.shared_expert_gate.weight", "one gate value"),
         ("qwen3next", "model.layers.1.linear_attn.A_log", "4 value heads"),
+        ("llama4", "model.layers.0.feed_forward.experts.gate_up_proj", "4 experts, hidden_size 64, 2 × intermediate_size 32 (gate, up halves)"),
+        ("llama4", "model.layers.1.feed_forward.shared_expert.up_proj.weight", "the shared expert"),
     ];
     for (family, removed, label) in cases {
         let exp = expected(family);

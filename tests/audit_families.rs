@@ -60,6 +60,8 @@ const FAMILIES: &[(&str, usize, usize)] = &[
     // 106 HF tensors; 4 layers × 3 × 4 experts, and each of the 3 delta-net in_proj_qkvz is
     // 2 key heads × q, k, v, z (+7 each).
     ("qwen3next", 127, 72),
+    // 27 HF tensors; per layer gate_up_proj is 2 × 4 pieces, down_proj 4 (+10 a layer).
+    ("llama4", 47, 24),
 ];
 
 #[test]
@@ -249,4 +251,19 @@ fn qwen3next_transforms() {
     }
     // Converted with --no-mtp: no nextn layer, nothing dropped.
     assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"));
+}
+
+/// Llama 4: fused experts transposed and split in halves (not interleaved as gpt-oss's), no
+/// Q/K permutation (`undo_permute = False`), the shared expert and router renamed.
+#[test]
+fn llama4_transforms() {
+    let (a, _) = audit("hf/llama4", &root().join("gguf/llama4-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let up = pairs.iter().find(|p| p["source"] == "model.layers.1.feed_forward.experts.gate_up_proj" && p["part"]["split"] == "up" && p["part"]["index"] == 3).unwrap();
+    assert_eq!((up["target"].as_str(), up["verdict"].as_str(), up["requant_exact"].as_bool()), (Some("blk.1.ffn_up_exps.weight"), Some("close"), Some(true)));
+    assert_eq!(up["transforms"], serde_json::json!(["ggml_dims_reversed", "halves_split(up: second half of dim -1)", "transpose", "expert_slice(expert=3 of 4)", "quantize(BF16→Q8_0)"]));
+    let by = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap();
+    assert_eq!(by("model.layers.0.self_attn.q_proj.weight")["transforms"], serde_json::json!(["ggml_dims_reversed", "quantize(BF16→Q8_0)"]));
+    assert_eq!(by("model.layers.0.feed_forward.router.weight")["target"], "blk.0.ffn_gate_inp.weight");
+    assert_eq!(by("model.layers.1.feed_forward.shared_expert.down_proj.weight")["target"], "blk.1.ffn_down_shexp.weight");
 }

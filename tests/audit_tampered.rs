@@ -301,6 +301,18 @@ fn qwen3next_qkvz_heads_and_a_log() {
     assert_eq!(find("z", 0)["first_mismatch"]["index"], (64 + 10) * 64);
 }
 
+#[test]
+fn one_value_of_one_llama4_expert_half() {
+    // llama4 BF16: blk.1.ffn_up_exps ([4, 32, 64]) expert 2, row 3, column 5, sign-flipped:
+    // gate_up_proj [4, 64, 64] transposed, second half: source element [2][5][32 + 3].
+    let f = tampered("llama4_up_expert2", "llama4", "BF16", &[("blk.1.ffn_up_exps.weight", Edit::Xor((2 * 32 * 64 + 3 * 64 + 5) * 2 + 1, 0x80))]);
+    let (bad, a) = failing("llama4", &f);
+    let src = "model.layers.1.feed_forward.experts.gate_up_proj";
+    assert_eq!(bad, set(&[(src, "blk.1.ffn_up_exps.weight", part("expert", 2, 4, Some("up")))]));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src && p["part"]["split"] == "up" && p["part"]["index"] == 2).unwrap();
+    assert_eq!(p["first_mismatch"]["index"], 2 * 64 * 64 + 5 * 64 + 32 + 3);
+}
+
 /// `tensorpeek audit A --against B` on two safetensors models, the B side from
 /// tests/fixtures/families/make_tampered.py (the `safetensors` package's deserialize →
 /// one value negated → serialize).

@@ -15,7 +15,7 @@ use tensorpeek::formats::gguf::{self, GgufFile, Value};
 use tensorpeek::formats::Step;
 use tensorpeek::model::description::{Attention, Description, Ffn, MemoryKind, Side, SwaKind};
 
-const FAMILIES: [&str; 12] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next"];
+const FAMILIES: [&str; 13] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"];
 const TYPES: [&str; 2] = ["BF16", "Q8_0"];
 
 fn dir() -> PathBuf {
@@ -132,7 +132,7 @@ const READ: &[&str] = &[
     "leading_dense_block_count", "attention.key_length_mla", "attention.value_length_mla", "attention.kv_lora_rank",
     "attention.q_lora_rank", "attention.sliding_window", "attention.sliding_window_pattern", "full_attention_interval",
     "attention.recurrent_layers", "wkv.head_size", "token_shift_count", "shortconv.l_cache", "ssm.state_size",
-    "ssm.inner_size", "ssm.conv_kernel", "ssm.group_count",
+    "ssm.inner_size", "ssm.conv_kernel", "ssm.group_count", "interleave_moe_layer_step",
 ];
 
 #[test]
@@ -278,6 +278,21 @@ fn third_party_values() {
                     assert_eq!((l0.head_k, l0.n_head_kv), (kv_u64(&exp, "attention.key_length"), kv_u64(&exp, "attention.head_count_kv")), "{at}");
                     assert_eq!(d.memory, MemoryKind::Kv, "{at}");
                 }
+                "llama4" => {
+                    // Every layer MoE (interleave_moe_layer_step 1), one routed expert a token and a
+                    // shared one as wide (src/models/llama4.cpp:84); llama.cpp's chunked attention
+                    // of 8192 (it ignores attention_chunk_size), pattern 3 chunked + 1 full: with
+                    // 2 layers both chunked, as transformers' layer_types.
+                    for i in 0..2 {
+                        let (e, u, ff, shared, shexp) = moe(d, i);
+                        assert_eq!((e, u, ff, shared, shexp), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "expert_feed_forward_length"), 1, kv_u64(&exp, "expert_feed_forward_length")), "{at}");
+                    }
+                    assert_eq!(kv_u64(&exp, "interleave_moe_layer_step"), 1, "{at}");
+                    assert_eq!(d.swa.map(|s| (s.kind, s.window)), Some((SwaKind::Chunked, 8192)), "{at}");
+                    let hf: Vec<bool> = exp["hf"]["config"]["layer_types"].as_array().unwrap().iter().map(|t| t == "chunked_attention").collect();
+                    assert_eq!(d.layers.iter().map(|l| l.attention == Attention::Chunked).collect::<Vec<_>>(), hf, "{at}");
+                    assert_eq!(d.memory, MemoryKind::Iswa, "{at}");
+                }
                 "qwen3next" => {
                     // attention.recurrent_layers as gguf-py read it: 3 delta-net layers, 1 full.
                     let recurrent: Vec<bool> = kv(&exp, "attention.recurrent_layers").as_array().unwrap().iter().map(|v| v.as_bool().unwrap()).collect();
@@ -327,11 +342,12 @@ fn pattern_and_active_parameters() {
         ("olmoe", "FF"),
         ("glm4moe", "FFf"),
         ("qwen3next", "RRRF"),
+        ("llama4", "CC"),
     ];
     for (family, strip) in strips {
         assert_eq!(from_gguf(family, "BF16").pattern(), strip, "{family}");
     }
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"] {
         let d = from_gguf(family, "BF16");
         let (experts, used) = d.experts().expect("an MoE family");
         let tensors = expected(family)["gguf"]["BF16"]["tensors"].as_array().unwrap().clone();
@@ -359,7 +375,7 @@ fn pattern_and_active_parameters() {
 /// token does not use are the same number on both sides.
 #[test]
 fn checkpoint_names_count_the_same_routed_experts() {
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"] {
         let g = parse_gguf(family, "BF16");
         let d = from_gguf(family, "BF16");
         let (ga, gt) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))).unwrap();

@@ -71,6 +71,10 @@ pub enum Family {
     /// qwen3_next: per `layer_types` a gated delta-net (`linear_attn.*`) or gated attention
     /// (`q_proj` twice as wide); every layer a router, per-expert MLPs and a gated shared expert.
     Qwen3Next,
+    /// llama4_text (Llama 4's text model): llama attention, fused `feed_forward.experts`
+    /// (`gate_up_proj [E, hidden, 2·ff]`, `down_proj [E, ff, hidden]`), a router and a shared
+    /// expert in the `moe_layers`, a dense MLP of `intermediate_size_mlp` elsewhere.
+    Llama4,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -94,6 +98,7 @@ impl Family {
             "olmoe" => Family::Olmoe,
             "glm4_moe" => Family::Glm4Moe,
             "qwen3_next" => Family::Qwen3Next,
+            "llama4_text" => Family::Llama4,
             _ => Family::Unknown,
         }
     }

@@ -51,6 +51,12 @@
 //!   `head_dim`); the qwen MoE rule for sparse layers, each with `shared_expert.*` of
 //!   `shared_expert_intermediate_size` and `shared_expert_gate [1, hidden]`.
 //!
+//! - **llama4_text** (`modeling_llama4.py`): llama attention; layers in `moe_layers`
+//!   (default every `interleave_moe_layer_step`-th) `feed_forward.router [E, hidden]`, fused
+//!   `feed_forward.experts.gate_up_proj [E, hidden, 2 · intermediate_size]` and `down_proj
+//!   [E, intermediate_size, hidden]`, `feed_forward.shared_expert.*` of `intermediate_size`;
+//!   the others `feed_forward.*_proj` of `intermediate_size_mlp`.
+//!
 //! The Mamba-2 mixer: `d_inner = num_heads · head_dim`, `conv_dim = d_inner +
 //! 2 · n_groups · state_size`; `in_proj [d_inner + conv_dim + num_heads, hidden]`,
 //! `conv1d.weight [conv_dim, 1, conv_kernel]` (+ bias), `A_log`, `D`, `dt_bias`
@@ -376,6 +382,26 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
                 o.push(format!("{l}mlp.shared_expert_gate.weight"), vec![1, hidden], format!("one gate value, hidden_size {hidden}"));
             } else {
                 mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
+            }
+        }
+        Family::Llama4 => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+            norm(o, "post_attention_layernorm");
+            let moe = match arch.raw.get("moe_layers").and_then(Value::as_array) {
+                Some(list) => list.iter().any(|v| v.as_u64() == Some(i)),
+                None => get(arch, &["interleave_moe_layer_step"]).unwrap_or(1).max(1).checked_sub(1).is_some_and(|s| (i + 1).is_multiple_of(s + 1)),
+            };
+            let ff = arch.intermediate_size?;
+            if moe {
+                let n = get(arch, &["num_local_experts"])?;
+                o.push(format!("{l}feed_forward.router.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+                o.push(format!("{l}feed_forward.experts.gate_up_proj"), vec![n, hidden, mul(2, ff)?], format!("{n} experts, hidden_size {hidden}, 2 × intermediate_size {ff} (gate, up halves)"));
+                o.push(format!("{l}feed_forward.experts.down_proj"), vec![n, ff, hidden], format!("{n} experts, intermediate_size {ff}, hidden_size {hidden}"));
+                mlp(o, &format!("{l}feed_forward.shared_expert."), hidden, ff, "the shared expert: intermediate_size");
+            } else {
+                mlp(o, &format!("{l}feed_forward."), hidden, get(arch, &["intermediate_size_mlp"])?, "a dense layer: intermediate_size_mlp");
             }
         }
         Family::Mamba2 => {

@@ -17,6 +17,10 @@
 //!   on dim −2: the first `ffn_gate_exps`, the second `ffn_up_exps`; `output_linear` is
 //!   `ffn_down_exps` as is; `shared_mlp.input_linear [2·n_sh, n_embd]` is split in halves
 //!   into `ffn_gate_shexp` / `ffn_up_shexp`;
+//! - **Llama 4** (`conversion/llama.py` `Llama4Model`) `feed_forward.experts.gate_up_proj
+//!   [E, n_embd, 2·n_ff]` is transposed and split in halves: the first `n_ff` columns
+//!   `ffn_gate_exps`, the rest `ffn_up_exps` (`[E, n_ff, n_embd]`); `down_proj [E, n_ff,
+//!   n_embd]` is transposed into `ffn_down_exps`;
 //! - **DeepSeek's MLA** `kv_b_proj [H·(nope + v), kv_lora]` is viewed as
 //!   `[H, nope + v, kv_lora]`, split on dim 1: `attn_k_b` is the first `nope` rows of each
 //!   head transposed (`[H, kv_lora, nope]`), `attn_v_b` the other `v` rows
@@ -235,29 +239,66 @@ fn gpt_oss(layer: u64, module: &str, source: &[u64], shape: TargetShape<'_>) -> 
                 }
             }
         }
-        "mlp.experts.down_proj" => {
-            let target = blk("ffn_down_exps.weight");
-            let Some(t) = shape(&target) else { return Some(Mapping::Whole(Some(target))) };
-            let (Some((n, f, h)), Some((tn, th, tf))) = (dims3(source), dims3(&t)) else {
-                return Some(unfit(&target, source, &t, "gpt-oss's [E, n_ff, n_embd] → [E, n_embd, n_ff]"));
-            };
-            if (tn, th, tf) != (n, h, f) {
-                return Some(unfit(&target, source, &t, "gpt-oss's [E, n_ff, n_embd] → [E, n_embd, n_ff]"));
-            }
-            for e in 0..n {
-                pieces.push(Piece {
-                    target: target.clone(),
-                    part: Part::new("expert", e, n, None),
-                    transforms: vec!["transpose".into(), expert_transform(e, n)],
-                    source_offset: e.saturating_mul(f).saturating_mul(h),
-                    target_offset: e.saturating_mul(h).saturating_mul(f),
-                    rows: h,
-                    cols: f,
-                    gather: Some(Gather { row_stride: 1, col_stride: h }),
-                });
+        "mlp.experts.down_proj" => return Some(transposed_down(&blk("ffn_down_exps.weight"), source, shape, "gpt-oss's")),
+        "mlp.experts.down_proj_bias" => return Some(expert_rows(&blk("ffn_down_exps.bias"), source, shape, &[])),
+        _ => return None,
+    }
+    Some(Mapping::Pieces(pieces))
+}
+
+/// A fused `down_proj [E, n_ff, n_embd]` transposed expert by expert into `target [E,
+/// n_embd, n_ff]` (gpt-oss, Llama 4).
+fn transposed_down(target: &str, source: &[u64], shape: TargetShape<'_>, whose: &str) -> Mapping {
+    let Some(t) = shape(target) else { return Mapping::Whole(Some(target.to_string())) };
+    let rule = format!("{whose} [E, n_ff, n_embd] → [E, n_embd, n_ff]");
+    let (Some((n, f, h)), Some((tn, th, tf))) = (dims3(source), dims3(&t)) else { return unfit(target, source, &t, &rule) };
+    if (tn, th, tf) != (n, h, f) {
+        return unfit(target, source, &t, &rule);
+    }
+    let pieces = (0..n)
+        .map(|e| Piece {
+            target: target.to_string(),
+            part: Part::new("expert", e, n, None),
+            transforms: vec!["transpose".into(), expert_transform(e, n)],
+            source_offset: e.saturating_mul(f).saturating_mul(h),
+            target_offset: e.saturating_mul(h).saturating_mul(f),
+            rows: h,
+            cols: f,
+            gather: Some(Gather { row_stride: 1, col_stride: h }),
+        })
+        .collect();
+    Mapping::Pieces(pieces)
+}
+
+/// Llama 4's fused experts.
+fn llama4(layer: u64, module: &str, source: &[u64], shape: TargetShape<'_>) -> Option<Mapping> {
+    let blk = |t: &str| format!("blk.{layer}.{t}");
+    let mut pieces = Vec::new();
+    match module {
+        "feed_forward.experts.gate_up_proj" => {
+            for (split, half, target) in [("gate", 0u64, blk("ffn_gate_exps.weight")), ("up", 1, blk("ffn_up_exps.weight"))] {
+                let Some(t) = shape(&target) else { return Some(Mapping::Whole(Some(target))) };
+                let rule = "Llama 4's [E, n_embd, 2·n_ff] → [E, n_ff, n_embd] halves";
+                let (Some((n, h, f2)), Some((tn, f, th))) = (dims3(source), dims3(&t)) else { return Some(unfit(&target, source, &t, rule)) };
+                if tn != n || th != h || f.checked_mul(2) != Some(f2) {
+                    return Some(unfit(&target, source, &t, rule));
+                }
+                let half_name = if half == 0 { "first" } else { "second" };
+                for e in 0..n {
+                    pieces.push(Piece {
+                        target: target.clone(),
+                        part: Part::new("expert", e, n, Some(split)),
+                        transforms: vec![format!("halves_split({split}: {half_name} half of dim -1)"), "transpose".into(), expert_transform(e, n)],
+                        source_offset: e.saturating_mul(h).saturating_mul(f2).saturating_add(half.saturating_mul(f)),
+                        target_offset: e.saturating_mul(f).saturating_mul(h),
+                        rows: f,
+                        cols: h,
+                        gather: Some(Gather { row_stride: 1, col_stride: f2 }),
+                    });
+                }
             }
         }
-        "mlp.experts.down_proj_bias" => return Some(expert_rows(&blk("ffn_down_exps.bias"), source, shape, &[])),
+        "feed_forward.experts.down_proj" => return Some(transposed_down(&blk("ffn_down_exps.weight"), source, shape, "Llama 4's")),
         _ => return None,
     }
     Some(Mapping::Pieces(pieces))
@@ -448,6 +489,7 @@ pub fn mapping(family: Family, hf: &str, source: &[u64], shape: TargetShape<'_>,
         }
         Family::GptOss => gpt_oss(layer, module, source, shape),
         Family::GraniteHybrid => granite(layer, module, source, shape),
+        Family::Llama4 => llama4(layer, module, source, shape),
         _ => None,
     };
     if let Some(m) = sliced {

@@ -43,13 +43,14 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "olmoe" => Family::Olmoe,
         "glm4moe" => Family::Glm4Moe,
         "qwen3next" => Family::Qwen3Next,
+        "llama4" => Family::Llama4,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
 pub const SUPPORTED: &str =
-    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
+    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, llama4, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -107,6 +108,14 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     ("mlp.shared_expert.up_proj", "ffn_up_shexp"),
     ("mlp.shared_expert.down_proj", "ffn_down_shexp"),
     ("mlp.shared_expert_gate", "ffn_gate_inp_shexp"),
+    // Llama 4's `feed_forward` (its fused experts: `pieces`).
+    ("feed_forward.router", "ffn_gate_inp"),
+    ("feed_forward.shared_expert.gate_proj", "ffn_gate_shexp"),
+    ("feed_forward.shared_expert.up_proj", "ffn_up_shexp"),
+    ("feed_forward.shared_expert.down_proj", "ffn_down_shexp"),
+    ("feed_forward.gate_proj", "ffn_gate"),
+    ("feed_forward.up_proj", "ffn_up"),
+    ("feed_forward.down_proj", "ffn_down"),
 ];
 
 /// Layer tensors whose last name part is not `weight` / `bias`, and the GGUF name the

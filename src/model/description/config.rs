@@ -49,6 +49,7 @@ enum Family {
     Olmoe,
     Glm4Moe,
     Qwen3Next,
+    Llama4,
     Phi3,
 }
 
@@ -72,6 +73,7 @@ fn family(model_type: &str) -> Option<Family> {
         "olmoe" => Family::Olmoe,
         "glm4_moe" => Family::Glm4Moe,
         "qwen3_next" => Family::Qwen3Next,
+        "llama4" | "llama4_text" => Family::Llama4,
         "phi3" => Family::Phi3,
         _ => return None,
     })
@@ -95,6 +97,7 @@ fn arch_name(f: Family) -> &'static str {
         Family::Olmoe => "olmoe",
         Family::Glm4Moe => "glm4moe",
         Family::Qwen3Next => "qwen3next",
+        Family::Llama4 => "llama4",
         Family::Phi3 => "phi3",
     }
 }
@@ -362,6 +365,26 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
             });
         }
         Family::Deepseek2 => deepseek2(&mut hp, &mut out, n_layer),
+        Family::Llama4 => {
+            // Llama4Model (conversion/llama.py:379-399) over LlamaModel: `intermediate_size`
+            // is the experts' width, `intermediate_size_mlp` the dense layers'.
+            if let Some(v) = hp.map.get("intermediate_size_mlp").cloned() {
+                let experts = hp.map.insert("intermediate_size".into(), v);
+                base(&mut hp, &mut out);
+                if let Some(e) = experts {
+                    hp.map.insert("intermediate_size".into(), e);
+                }
+            } else {
+                hp.gaps.push(format!("config.json has no `intermediate_size_mlp`, which the converter needs for {arch}"));
+                base(&mut hp, &mut out);
+            }
+            out.put("vocab_size", hp.need(&["vocab_size"], arch));
+            out.put("interleave_moe_layer_step", hp.need(&["interleave_moe_layer_step"], arch));
+            out.put("expert_feed_forward_length", hp.get("intermediate_size"));
+            if hp.str_list("layer_types").is_some_and(|t| t.iter().all(|x| *x == "full_attention")) {
+                out.put("attention.sliding_window", Some(0));
+            }
+        }
         Family::Qwen3Next => {
             // Qwen3NextModel.set_gguf_parameters (conversion/qwen.py:374-392) over
             // Qwen2MoeModel's. Without `mtp.*` tensors the converter needs `--no-mtp`
