@@ -47,6 +47,11 @@ const FAMILIES: &[(&str, Family)] = &[
     ("gptoss", Family::GptOss),
     ("granitehybrid", Family::GraniteHybrid),
     ("mamba2", Family::Mamba2),
+    ("mixtral", Family::Mixtral),
+    ("olmoe", Family::Olmoe),
+    ("glm4moe", Family::Glm4Moe),
+    ("qwen3next", Family::Qwen3Next),
+    ("llama4", Family::Llama4),
 ];
 
 #[test]
@@ -112,6 +117,16 @@ fn a_changed_config_names_the_tensors() {
         ("gptoss", "num_local_experts", json!(8), &[], &[], &["model.layers.1.mlp.experts.gate_up_proj", "model.layers.1.mlp.router.bias"]),
         ("granitehybrid", "layer_types", json!(["mamba", "mamba", "mamba", "mamba"]), &["model.layers.2.mamba.A_log"], &["model.layers.2.self_attn.q_proj.weight"], &[]),
         ("mamba2", "state_size", json!(32), &[], &[], &["backbone.layers.0.mixer.conv1d.weight", "backbone.layers.1.mixer.in_proj.weight"]),
+        ("mixtral", "num_local_experts", json!(3), &[], &["model.layers.0.block_sparse_moe.experts.3.w2.weight"], &["model.layers.1.block_sparse_moe.gate.weight"]),
+        ("olmoe", "num_key_value_heads", json!(2), &[], &[], &["model.layers.0.self_attn.k_norm.weight", "model.layers.1.self_attn.k_proj.weight"]),
+        // Without the MTP layer in the config, its tensors are not expected.
+        ("glm4moe", "num_nextn_predict_layers", json!(0), &[], &["model.layers.2.eh_proj.weight", "model.layers.2.mlp.experts.3.up_proj.weight"], &[]),
+        // Layer 2 as full attention: its delta-net is unexpected, its attention missing.
+        ("qwen3next", "layer_types", json!(["linear_attention", "linear_attention", "full_attention", "full_attention"]), &["model.layers.2.self_attn.q_proj.weight"], &["model.layers.2.linear_attn.in_proj_qkvz.weight"], &[]),
+        ("qwen3next", "linear_num_value_heads", json!(2), &[], &[], &["model.layers.0.linear_attn.A_log", "model.layers.1.linear_attn.in_proj_qkvz.weight", "model.layers.2.linear_attn.out_proj.weight"]),
+        // Layer 1 dense: its fused experts are unexpected, its dense MLP missing.
+        ("llama4", "moe_layers", json!([0]), &["model.layers.1.feed_forward.gate_proj.weight"], &["model.layers.1.feed_forward.experts.gate_up_proj"], &[]),
+        ("glm4moe", "first_k_dense_replace", json!(2), &["model.layers.1.mlp.gate_proj.weight"], &["model.layers.1.mlp.gate.e_score_correction_bias"], &[]),
     ];
     for (family, key, value, missing, unexpected, misshapen) in cases {
         let exp = expected(family);
@@ -139,4 +154,34 @@ fn deepseek_mtp_layers_are_named_as_such() {
     assert_eq!((c.missing, c.unexpected), (0, 1));
     let u = f.iter().find(|x| x.code == Code::UnexpectedTensor).unwrap();
     assert!(u.message.contains("multi-token-prediction (MTP) layer") && !u.is_error(), "{}", u.message);
+}
+
+/// Mixtral, OLMoE and GLM-4.5: one expert tensor removed is named with its expert, also in
+/// GLM's multi-token-prediction layer; an MTP-only tensor removed says which layer it is.
+#[test]
+fn one_expert_removed_is_named_in_mixtral_olmoe_glm4moe() {
+    let cases = [
+        ("mixtral", "model.layers.1.block_sparse_moe.experts.3.w2.weight", "expert 3 of 4: intermediate_size 32 (down)"),
+        ("olmoe", "model.layers.0.mlp.experts.6.gate_proj.weight", "expert 6 of 8"),
+        ("glm4moe", "model.layers.1.mlp.experts.2.up_proj.weight", "expert 2 of 4"),
+        ("glm4moe", "model.layers.2.mlp.experts.0.down_proj.weight", "expert 0 of 4"),
+        ("glm4moe", "model.layers.2.eh_proj.weight", "the multi-token-prediction layer 2 (num_nextn_predict_layers 1)"),
+        ("qwen3next", "model.layers.3.mlp.experts.1.gate_proj.weight", "expert 1 of 4"),
+        ("qwen3next", "model.layers.0.mlp.shared_expert_gate.weight", "one gate value"),
+        ("qwen3next", "model.layers.1.linear_attn.A_log", "4 value heads"),
+        ("llama4", "model.layers.0.feed_forward.experts.gate_up_proj", "4 experts, hidden_size 64, 2 × intermediate_size 32 (gate, up halves)"),
+        ("llama4", "model.layers.1.feed_forward.shared_expert.up_proj.weight", "the shared expert"),
+    ];
+    for (family, removed, label) in cases {
+        let exp = expected(family);
+        let mut list = tensors(&exp);
+        let before = list.len();
+        list.retain(|t| t.0 != removed);
+        assert_eq!(list.len() + 1, before, "{family}: {removed} is in the fixture");
+        let (c, f) = check(&exp["hf"]["config"], &list);
+        assert_eq!((c.missing, c.unexpected, c.shape_mismatches), (1, 0, 0), "{family} without {removed}");
+        assert_eq!(named(&f, Code::MissingTensor), BTreeSet::from([removed.to_string()]), "{family}");
+        let m = f.iter().find(|x| x.code == Code::MissingTensor).unwrap();
+        assert!(m.message.contains(label), "{family}: {}", m.message);
+    }
 }

@@ -51,6 +51,17 @@ const FAMILIES: &[(&str, usize, usize)] = &[
     // (+11 a layer): 4 × 14 sliced pairs.
     ("granitehybrid", 102, 56),
     ("mamba2", 21, 0),
+    // 41 HF tensors; 2 layers × 3 × 4 per-expert w1/w2/w3 are expert slices.
+    ("mixtral", 41, 24),
+    // 69 HF tensors; 2 layers × 3 × 8 experts.
+    ("olmoe", 69, 48),
+    // 77 HF tensors (the MTP layer 2 included); layers 1 and 2 × 3 × 4 experts.
+    ("glm4moe", 77, 24),
+    // 106 HF tensors; 4 layers × 3 × 4 experts, and each of the 3 delta-net in_proj_qkvz is
+    // 2 key heads × q, k, v, z (+7 each).
+    ("qwen3next", 127, 72),
+    // 27 HF tensors; per layer gate_up_proj is 2 × 4 pieces, down_proj 4 (+10 a layer).
+    ("llama4", 47, 24),
 ];
 
 #[test]
@@ -169,4 +180,90 @@ fn sliced_pairs_name_the_expert_head_or_half() {
     let (a, _) = audit("hf/mamba2", &root().join("gguf/mamba2-BF16.gguf"));
     let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "backbone.layers.1.mixer.A_log").cloned().unwrap();
     assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["reason"].is_null()), (Some("blk.1.ssm_a"), Some("exact"), true));
+}
+
+/// Mixtral, OLMoE and GLM-4.5: the renames, stacking and permutation the converter does, and
+/// GLM-4.5's multi-token-prediction layer kept (not dropped) by the default conversion.
+#[test]
+fn mixtral_olmoe_glm4moe_transforms() {
+    let (a, _) = audit("hf/mixtral", &root().join("gguf/mixtral-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by = |s: &str, i: Option<u64>| pairs.iter().find(|p| p["source"] == s && i.is_none_or(|i| p["part"]["index"] == i)).cloned().unwrap_or_else(|| panic!("no pair for {s}"));
+    let p = by("model.layers.0.block_sparse_moe.experts.2.w3.weight", Some(2));
+    assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["requant_exact"].as_bool()), (Some("blk.0.ffn_up_exps.weight"), Some("close"), Some(true)));
+    assert_eq!(p["transforms"], serde_json::json!(["ggml_dims_reversed", "rename(w3 = up)", "expert_slice(expert=2 of 4)", "quantize(BF16→Q8_0)"]));
+    // Mixtral goes through LlamaModel: Q/K rows permuted (n_head 4, n_head_kv 2).
+    assert_eq!(by("model.layers.1.self_attn.k_proj.weight", None)["transforms"], serde_json::json!(["ggml_dims_reversed", "qk_permutation(n_head=2)", "quantize(BF16→Q8_0)"]));
+    let router = by("model.layers.1.block_sparse_moe.gate.weight", None);
+    assert_eq!((router["target"].as_str(), router["target_dtype"].as_str()), (Some("blk.1.ffn_gate_inp.weight"), Some("F32")));
+
+    let (a, _) = audit("hf/olmoe", &root().join("gguf/olmoe-BF16.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let q_norm = pairs.iter().find(|p| p["source"] == "model.layers.1.self_attn.q_norm.weight").unwrap();
+    assert_eq!((q_norm["target"].as_str(), q_norm["verdict"].as_str()), (Some("blk.1.attn_q_norm.weight"), Some("exact")));
+    // olmoe uses NEOX rope: its Q/K rows are not permuted.
+    let q = pairs.iter().find(|p| p["source"] == "model.layers.0.self_attn.q_proj.weight").unwrap();
+    assert_eq!(q["transforms"], serde_json::json!(["ggml_dims_reversed"]));
+
+    let (a, _) = audit("hf/glm4moe", &root().join("gguf/glm4moe-BF16.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let target_of = |s: &str| pairs.iter().find(|p| p["source"] == s).map(|p| (p["target"].as_str().unwrap_or("").to_string(), p["verdict"].as_str().unwrap_or("").to_string())).unwrap();
+    for (source, target) in [
+        ("model.layers.2.eh_proj.weight", "blk.2.nextn.eh_proj.weight"),
+        ("model.layers.2.enorm.weight", "blk.2.nextn.enorm.weight"),
+        ("model.layers.2.hnorm.weight", "blk.2.nextn.hnorm.weight"),
+        ("model.layers.2.shared_head.norm.weight", "blk.2.nextn.shared_head_norm.weight"),
+        ("model.layers.2.mlp.gate.e_score_correction_bias", "blk.2.exp_probs_b.bias"),
+        ("model.layers.1.post_attention_layernorm.weight", "blk.1.post_attention_norm.weight"),
+        ("model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias"),
+        ("model.layers.1.mlp.shared_experts.down_proj.weight", "blk.1.ffn_down_shexp.weight"),
+    ] {
+        assert_eq!(target_of(source), (target.to_string(), "exact".to_string()), "{source}");
+    }
+    assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"), "the default conversion drops nothing");
+}
+
+/// Qwen3-Next: the gated delta-net's transforms (qkvz regrouped per key head, A = -exp(A_log),
+/// conv1d squeezed, dt_bias renamed), every norm but the delta-net's stored as w + 1, the
+/// gated shared expert.
+#[test]
+fn qwen3next_transforms() {
+    let (a, _) = audit("hf/qwen3next", &root().join("gguf/qwen3next-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap_or_else(|| panic!("no pair for {s}"));
+    let z = pairs.iter().find(|p| p["source"] == "model.layers.1.linear_attn.in_proj_qkvz.weight" && p["part"]["split"] == "z" && p["part"]["index"] == 1).unwrap();
+    assert_eq!((z["target"].as_str(), z["verdict"].as_str(), z["requant_exact"].as_bool()), (Some("blk.1.attn_gate.weight"), Some("close"), Some(true)));
+    assert_eq!(z["transforms"], serde_json::json!(["ggml_dims_reversed", "qkvz_regroup(z: rows 64..96 of key head 1 of 2)", "quantize(BF16→Q8_0)"]));
+    assert_eq!(z["count"], 32 * 64);
+    for (source, target, transforms) in [
+        ("model.layers.0.linear_attn.A_log", "blk.0.ssm_a", serde_json::json!(["ggml_dims_reversed", "neg_exp(A = -exp(A_log))", "widen(BF16→F32)"])),
+        ("model.layers.0.linear_attn.dt_bias", "blk.0.ssm_dt.bias", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.2.linear_attn.conv1d.weight", "blk.2.ssm_conv1d.weight", serde_json::json!(["ggml_dims_reversed", "reshape([128, 1, 4]→[128, 4])", "widen(BF16→F32)"])),
+        ("model.layers.2.linear_attn.norm.weight", "blk.2.ssm_norm.weight", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.3.self_attn.q_norm.weight", "blk.3.attn_q_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+        ("model.norm.weight", "output_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+        ("model.layers.0.mlp.shared_expert_gate.weight", "blk.0.ffn_gate_inp_shexp.weight", serde_json::json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.1.post_attention_layernorm.weight", "blk.1.post_attention_norm.weight", serde_json::json!(["ggml_dims_reversed", "norm_plus_one", "widen(BF16→F32)"])),
+    ] {
+        let p = by(source);
+        assert_eq!((p["target"].as_str(), p["verdict"].as_str()), (Some(target), Some("exact")), "{source}");
+        assert_eq!(p["transforms"], transforms, "{source}");
+    }
+    // Converted with --no-mtp: no nextn layer, nothing dropped.
+    assert!(pairs.iter().all(|p| p["verdict"] != "not_compared"));
+}
+
+/// Llama 4: fused experts transposed and split in halves (not interleaved as gpt-oss's), no
+/// Q/K permutation (`undo_permute = False`), the shared expert and router renamed.
+#[test]
+fn llama4_transforms() {
+    let (a, _) = audit("hf/llama4", &root().join("gguf/llama4-Q8_0.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let up = pairs.iter().find(|p| p["source"] == "model.layers.1.feed_forward.experts.gate_up_proj" && p["part"]["split"] == "up" && p["part"]["index"] == 3).unwrap();
+    assert_eq!((up["target"].as_str(), up["verdict"].as_str(), up["requant_exact"].as_bool()), (Some("blk.1.ffn_up_exps.weight"), Some("close"), Some(true)));
+    assert_eq!(up["transforms"], serde_json::json!(["ggml_dims_reversed", "halves_split(up: second half of dim -1)", "transpose", "expert_slice(expert=3 of 4)", "quantize(BF16→Q8_0)"]));
+    let by = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap();
+    assert_eq!(by("model.layers.0.self_attn.q_proj.weight")["transforms"], serde_json::json!(["ggml_dims_reversed", "quantize(BF16→Q8_0)"]));
+    assert_eq!(by("model.layers.0.feed_forward.router.weight")["target"], "blk.0.ffn_gate_inp.weight");
+    assert_eq!(by("model.layers.1.feed_forward.shared_expert.down_proj.weight")["target"], "blk.1.ffn_down_shexp.weight");
 }

@@ -216,6 +216,103 @@ fn granite_shared_half_and_expert_half() {
     assert_eq!(p["first_mismatch"]["index"], 64 * 64 + 7);
 }
 
+#[test]
+fn one_value_of_one_mixtral_expert() {
+    // mixtral BF16: blk.1.ffn_down_exps ([4, 64, 32]), expert 3, element 9 sign-flipped: w2 of
+    // expert 3 (Mixtral's w2 is the down projection).
+    let f = tampered("mixtral_w2_expert3", "mixtral", "BF16", &[("blk.1.ffn_down_exps.weight", Edit::Xor((3 * 64 * 32 + 9) * 2 + 1, 0x80))]);
+    let (bad, a) = failing("mixtral", &f);
+    let src = "model.layers.1.block_sparse_moe.experts.3.w2.weight";
+    assert_eq!(bad, set(&[(src, "blk.1.ffn_down_exps.weight", part("expert", 3, 4, None))]));
+    let p = pair(&a, src, 3);
+    assert_eq!(p["first_mismatch"]["index"], 9);
+    assert_eq!(p["transforms"], json!(["ggml_dims_reversed", "rename(w2 = down)", "expert_slice(expert=3 of 4)"]));
+}
+
+#[test]
+fn one_q8_0_block_of_one_olmoe_expert() {
+    // olmoe Q8_0: blk.0.ffn_gate_exps ([8, 32, 64]: 64 blocks of 34 bytes an expert); expert
+    // 6, block 3, quant 4 off by 64 steps: element 3·32 + 4 of the expert.
+    let f = tampered("olmoe_q8_expert6", "olmoe", "Q8_0", &[("blk.0.ffn_gate_exps.weight", Edit::Xor(6 * 64 * 34 + 3 * 34 + 2 + 4, 0x40))]);
+    let (bad, a) = failing("olmoe", &f);
+    let src = "model.layers.0.mlp.experts.6.gate_proj.weight";
+    assert_eq!(bad, set(&[(src, "blk.0.ffn_gate_exps.weight", part("expert", 6, 8, None))]));
+    let p = pair(&a, src, 6);
+    assert_eq!((p["first_mismatch"]["index"].as_u64(), p["requant_exact"].as_bool()), (Some(3 * 32 + 4), Some(false)));
+}
+
+#[test]
+fn glm4moe_mtp_expert_and_router_bias() {
+    // glm4moe BF16: expert 1 of the MTP layer's blk.2.ffn_up_exps ([4, 32, 64]) element 50,
+    // blk.2.nextn.eh_proj ([64, 128]) element 5, and value 3 of layer 1's router score bias
+    // (F32 exp_probs_b.bias), each sign-flipped.
+    let f = tampered(
+        "glm4moe_mtp",
+        "glm4moe",
+        "BF16",
+        &[
+            ("blk.2.ffn_up_exps.weight", Edit::Xor((32 * 64 + 50) * 2 + 1, 0x80)),
+            ("blk.2.nextn.eh_proj.weight", Edit::Xor(5 * 2 + 1, 0x80)),
+            ("blk.1.exp_probs_b.bias", Edit::Xor(3 * 4 + 3, 0x80)),
+        ],
+    );
+    let (bad, a) = failing("glm4moe", &f);
+    let src = "model.layers.2.mlp.experts.1.up_proj.weight";
+    assert_eq!(
+        bad,
+        set(&[
+            (src, "blk.2.ffn_up_exps.weight", part("expert", 1, 4, None)),
+            ("model.layers.2.eh_proj.weight", "blk.2.nextn.eh_proj.weight", "null".into()),
+            ("model.layers.1.mlp.gate.e_score_correction_bias", "blk.1.exp_probs_b.bias", "null".into()),
+        ])
+    );
+    assert_eq!(pair(&a, src, 1)["first_mismatch"]["index"], 50);
+}
+
+#[test]
+fn qwen3next_qkvz_heads_and_a_log() {
+    // qwen3next BF16: blk.1.attn_qkv ([128, 64]: q0 q1 k0 k1 of 16 rows, v0 v1 of 32) row 56
+    // (k of key head 1, its row 8) column 3; blk.1.attn_gate ([64, 64]: z0 z1) row 10 column
+    // 0; value 1 of blk.2.ssm_a (F32). Per key head in_proj_qkvz holds 96 rows: q 0..16,
+    // k 16..32, v 32..64, z 64..96.
+    let f = tampered(
+        "qwen3next_qkvz",
+        "qwen3next",
+        "BF16",
+        &[
+            ("blk.1.attn_qkv.weight", Edit::Xor((56 * 64 + 3) * 2 + 1, 0x80)),
+            ("blk.1.attn_gate.weight", Edit::Xor((10 * 64) * 2 + 1, 0x80)),
+            ("blk.2.ssm_a", Edit::Xor(4 + 3, 0x80)),
+        ],
+    );
+    let (bad, a) = failing("qwen3next", &f);
+    let src = "model.layers.1.linear_attn.in_proj_qkvz.weight";
+    assert_eq!(
+        bad,
+        set(&[
+            (src, "blk.1.attn_qkv.weight", part("head", 1, 2, Some("k"))),
+            (src, "blk.1.attn_gate.weight", part("head", 0, 2, Some("z"))),
+            ("model.layers.2.linear_attn.A_log", "blk.2.ssm_a", "null".into()),
+        ])
+    );
+    let find = |split: &str, index: u64| a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src && p["part"]["split"] == split && p["part"]["index"] == index).unwrap().clone();
+    // Source indices: row 96 + 16 + 8 of in_proj_qkvz, column 3; row 64 + 10, column 0.
+    assert_eq!(find("k", 1)["first_mismatch"]["index"], (96 + 16 + 8) * 64 + 3);
+    assert_eq!(find("z", 0)["first_mismatch"]["index"], (64 + 10) * 64);
+}
+
+#[test]
+fn one_value_of_one_llama4_expert_half() {
+    // llama4 BF16: blk.1.ffn_up_exps ([4, 32, 64]) expert 2, row 3, column 5, sign-flipped:
+    // gate_up_proj [4, 64, 64] transposed, second half: source element [2][5][32 + 3].
+    let f = tampered("llama4_up_expert2", "llama4", "BF16", &[("blk.1.ffn_up_exps.weight", Edit::Xor((2 * 32 * 64 + 3 * 64 + 5) * 2 + 1, 0x80))]);
+    let (bad, a) = failing("llama4", &f);
+    let src = "model.layers.1.feed_forward.experts.gate_up_proj";
+    assert_eq!(bad, set(&[(src, "blk.1.ffn_up_exps.weight", part("expert", 2, 4, Some("up")))]));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src && p["part"]["split"] == "up" && p["part"]["index"] == 2).unwrap();
+    assert_eq!(p["first_mismatch"]["index"], 2 * 64 * 64 + 5 * 64 + 32 + 3);
+}
+
 /// `tensorpeek audit A --against B` on two safetensors models, the B side from
 /// tests/fixtures/families/make_tampered.py (the `safetensors` package's deserialize →
 /// one value negated → serialize).

@@ -1,4 +1,4 @@
-//! The eight model families of tests/fixtures/families, both sides of each conversion:
+//! The model families of tests/fixtures/families, both sides of each conversion:
 //!
 //! - `Description::from_config(hf/<family>/config.json)` equals
 //!   `Description::from_gguf(gguf/<family>-{BF16,Q8_0}.gguf)` in every field but `side` and
@@ -15,7 +15,7 @@ use tensorpeek::formats::gguf::{self, GgufFile, Value};
 use tensorpeek::formats::Step;
 use tensorpeek::model::description::{Attention, Description, Ffn, MemoryKind, Side, SwaKind};
 
-const FAMILIES: [&str; 8] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2"];
+const FAMILIES: [&str; 13] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"];
 const TYPES: [&str; 2] = ["BF16", "Q8_0"];
 
 fn dir() -> PathBuf {
@@ -132,7 +132,7 @@ const READ: &[&str] = &[
     "leading_dense_block_count", "attention.key_length_mla", "attention.value_length_mla", "attention.kv_lora_rank",
     "attention.q_lora_rank", "attention.sliding_window", "attention.sliding_window_pattern", "full_attention_interval",
     "attention.recurrent_layers", "wkv.head_size", "token_shift_count", "shortconv.l_cache", "ssm.state_size",
-    "ssm.inner_size", "ssm.conv_kernel", "ssm.group_count",
+    "ssm.inner_size", "ssm.conv_kernel", "ssm.group_count", "interleave_moe_layer_step",
 ];
 
 #[test]
@@ -254,6 +254,62 @@ fn third_party_values() {
                     assert_eq!((shared, shexp), (1, kv_u64(&exp, "expert_shared_feed_forward_length")), "{at}");
                     assert_eq!(d.memory, MemoryKind::Hybrid, "{at}");
                 }
+                "mixtral" | "olmoe" => {
+                    // llama's and olmoe's experts are feed_forward_length wide (llama.cpp:80).
+                    for i in 0..d.layers.len() {
+                        let (e, u, ff, shared, _) = moe(d, i);
+                        assert_eq!((e, u, ff, shared), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "feed_forward_length"), 0), "{at}");
+                    }
+                    assert_eq!((l0.n_head, l0.n_head_kv), (kv_u64(&exp, "attention.head_count"), kv_u64(&exp, "attention.head_count_kv")), "{at}");
+                    assert_eq!((d.memory, d.n_layer_nextn), (MemoryKind::Kv, 0), "{at}");
+                }
+                "glm4moe" => {
+                    // The converter keeps GLM-4.5's MTP layer: block_count 3 = 2 + 1 nextn.
+                    assert_eq!(d.n_layer_nextn, kv_u64(&exp, "nextn_predict_layers"), "{at}");
+                    assert_eq!((d.n_layer(), d.layers.iter().map(|l| l.nextn).collect::<Vec<_>>()), (2, vec![false, false, true]), "{at}");
+                    assert_eq!(d.leading_dense, kv_u64(&exp, "leading_dense_block_count"), "{at}");
+                    assert_eq!(dense(d, 0), kv_u64(&exp, "feed_forward_length"), "{at}");
+                    for i in [1, 2] {
+                        let (e, u, ff, shared, shexp) = moe(d, i);
+                        assert_eq!((e, u, ff, shared), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "expert_feed_forward_length"), kv_u64(&exp, "expert_shared_count")), "{at}");
+                        // No shared width key: llama.cpp takes the expert width.
+                        assert_eq!(shexp, ff, "{at}");
+                    }
+                    assert_eq!((l0.head_k, l0.n_head_kv), (kv_u64(&exp, "attention.key_length"), kv_u64(&exp, "attention.head_count_kv")), "{at}");
+                    assert_eq!(d.memory, MemoryKind::Kv, "{at}");
+                }
+                "llama4" => {
+                    // Every layer MoE (interleave_moe_layer_step 1), one routed expert a token and a
+                    // shared one as wide (src/models/llama4.cpp:84); llama.cpp's chunked attention
+                    // of 8192 (it ignores attention_chunk_size), pattern 3 chunked + 1 full: with
+                    // 2 layers both chunked, as transformers' layer_types.
+                    for i in 0..2 {
+                        let (e, u, ff, shared, shexp) = moe(d, i);
+                        assert_eq!((e, u, ff, shared, shexp), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "expert_feed_forward_length"), 1, kv_u64(&exp, "expert_feed_forward_length")), "{at}");
+                    }
+                    assert_eq!(kv_u64(&exp, "interleave_moe_layer_step"), 1, "{at}");
+                    assert_eq!(d.swa.map(|s| (s.kind, s.window)), Some((SwaKind::Chunked, 8192)), "{at}");
+                    let hf: Vec<bool> = exp["hf"]["config"]["layer_types"].as_array().unwrap().iter().map(|t| t == "chunked_attention").collect();
+                    assert_eq!(d.layers.iter().map(|l| l.attention == Attention::Chunked).collect::<Vec<_>>(), hf, "{at}");
+                    assert_eq!(d.memory, MemoryKind::Iswa, "{at}");
+                }
+                "qwen3next" => {
+                    // attention.recurrent_layers as gguf-py read it: 3 delta-net layers, 1 full.
+                    let recurrent: Vec<bool> = kv(&exp, "attention.recurrent_layers").as_array().unwrap().iter().map(|v| v.as_bool().unwrap()).collect();
+                    assert_eq!(d.layers.iter().map(|l| l.recurrent).collect::<Vec<_>>(), recurrent, "{at}");
+                    assert_eq!(recurrent, [true, true, true, false], "{at}");
+                    for i in 0..4 {
+                        let (e, u, ff, shared, shexp) = moe(d, i);
+                        assert_eq!((e, u, ff, shared, shexp), (kv_u64(&exp, "expert_count"), kv_u64(&exp, "expert_used_count"), kv_u64(&exp, "expert_feed_forward_length"), 1, kv_u64(&exp, "expert_shared_feed_forward_length")), "{at}");
+                    }
+                    assert_eq!((d.layers[3].attention, d.layers[3].head_k), (Attention::Full, kv_u64(&exp, "attention.key_length")), "{at}");
+                    assert_eq!(d.memory, MemoryKind::Hybrid, "{at}");
+                    // n_embd_r = (d_conv - 1)(d_inner + 2 n_group d_state), n_embd_s = d_state d_inner.
+                    let (conv, inner, state, group) =
+                        (kv_u64(&exp, "ssm.conv_kernel"), kv_u64(&exp, "ssm.inner_size"), kv_u64(&exp, "ssm.state_size"), kv_u64(&exp, "ssm.group_count"));
+                    let r = d.recurrent.unwrap();
+                    assert_eq!((r.r, r.s), ((conv - 1) * (inner + 2 * group * state), state * inner), "{at}");
+                }
                 _ => {}
             }
             if matches!(family, "granitehybrid" | "mamba2") {
@@ -275,11 +331,23 @@ fn third_party_values() {
 /// list: a token uses `used / experts` of every routed expert tensor, all of the rest.
 #[test]
 fn pattern_and_active_parameters() {
-    let strips = [("llama", "FF"), ("gemma3", "SSSSSFS"), ("gptoss", "SF"), ("deepseek3", "MMM"), ("granitehybrid", "RRFR"), ("mamba2", "RR")];
+    let strips = [
+        ("llama", "FF"),
+        ("gemma3", "SSSSSFS"),
+        ("gptoss", "SF"),
+        ("deepseek3", "MMM"),
+        ("granitehybrid", "RRFR"),
+        ("mamba2", "RR"),
+        ("mixtral", "FF"),
+        ("olmoe", "FF"),
+        ("glm4moe", "FFf"),
+        ("qwen3next", "RRRF"),
+        ("llama4", "CC"),
+    ];
     for (family, strip) in strips {
         assert_eq!(from_gguf(family, "BF16").pattern(), strip, "{family}");
     }
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"] {
         let d = from_gguf(family, "BF16");
         let (experts, used) = d.experts().expect("an MoE family");
         let tensors = expected(family)["gguf"]["BF16"]["tensors"].as_array().unwrap().clone();
@@ -307,7 +375,7 @@ fn pattern_and_active_parameters() {
 /// token does not use are the same number on both sides.
 #[test]
 fn checkpoint_names_count_the_same_routed_experts() {
-    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid"] {
+    for family in ["qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"] {
         let g = parse_gguf(family, "BF16");
         let d = from_gguf(family, "BF16");
         let (ga, gt) = d.active_params(g.tensors.iter().map(|t| (t.name.as_str(), t.params.unwrap_or(0)))).unwrap();

@@ -58,6 +58,23 @@ pub enum Family {
     GraniteHybrid,
     /// mamba2: Mamba-2 mixer layers only (`backbone.` names).
     Mamba2,
+    /// mixtral: llama attention, every layer a router `block_sparse_moe.gate` and
+    /// per-expert `w1` / `w2` / `w3`.
+    Mixtral,
+    /// olmoe: llama attention with q/k norms over the whole projection, every layer a router
+    /// and per-expert gate/up/down.
+    Olmoe,
+    /// glm4_moe (GLM-4.5): biased q/k/v, q/k norms, leading dense layers, then routed
+    /// experts with a router score bias and shared experts; and the checkpoint's
+    /// multi-token-prediction layers past `num_hidden_layers`.
+    Glm4Moe,
+    /// qwen3_next: per `layer_types` a gated delta-net (`linear_attn.*`) or gated attention
+    /// (`q_proj` twice as wide); every layer a router, per-expert MLPs and a gated shared expert.
+    Qwen3Next,
+    /// llama4_text (Llama 4's text model): llama attention, fused `feed_forward.experts`
+    /// (`gate_up_proj [E, hidden, 2·ff]`, `down_proj [E, ff, hidden]`), a router and a shared
+    /// expert in the `moe_layers`, a dense MLP of `intermediate_size_mlp` elsewhere.
+    Llama4,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -77,6 +94,11 @@ impl Family {
             "gpt_oss" => Family::GptOss,
             "granitemoehybrid" => Family::GraniteHybrid,
             "mamba2" => Family::Mamba2,
+            "mixtral" => Family::Mixtral,
+            "olmoe" => Family::Olmoe,
+            "glm4_moe" => Family::Glm4Moe,
+            "qwen3_next" => Family::Qwen3Next,
+            "llama4_text" => Family::Llama4,
             _ => Family::Unknown,
         }
     }

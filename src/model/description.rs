@@ -431,6 +431,10 @@ impl Description {
         // src/models/granite-hybrid.cpp:113).
         let shared = k.u64("expert_shared_count").unwrap_or(u64::from(n_ff_shexp > 0));
         let leading_dense = k.u64("leading_dense_block_count").unwrap_or(0);
+        // llama4: MoE every `interleave_moe_layer_step`-th layer (`(il + 1) % step == 0`),
+        // each with a shared expert as wide as the routed ones (src/models/llama4.cpp:62, 84).
+        let moe_step = if arch == "llama4" { k.u64("interleave_moe_layer_step").unwrap_or(0) } else { 1 };
+        let shared = if arch == "llama4" && experts > 0 { 1 } else { shared };
 
         // MLA: both decompressed head sizes given (`is_mla()`).
         let mla = match (k.u64("attention.key_length_mla"), k.u64("attention.value_length_mla")) {
@@ -570,7 +574,8 @@ impl Description {
                     Attention::Full
                 };
                 let used_i = used.get(i).copied().unwrap_or(0);
-                let ffn = if experts > 0 && used_i > 0 && il >= leading_dense {
+                let moe_layer = moe_step > 0 && (il + 1).is_multiple_of(moe_step);
+                let ffn = if experts > 0 && used_i > 0 && il >= leading_dense && moe_layer {
                     Ffn::Moe {
                         experts,
                         used: used_i,

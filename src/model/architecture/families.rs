@@ -24,6 +24,38 @@
 //!   (`shared_mlp.input_linear [2·shared, hidden]`, `output_linear`) when
 //!   `shared_intermediate_size` > 0;
 //! - **mamba2**: `backbone.embeddings`, per layer `norm` and the mixer, `backbone.norm_f`.
+//! - **mixtral** (`modeling_mixtral.py`): llama attention (`head_dim` or hidden / heads, no
+//!   biases); every layer `block_sparse_moe.gate [E, hidden]` and per expert
+//!   `block_sparse_moe.experts.{e}.w1` / `w3 [intermediate, hidden]`, `w2 [hidden,
+//!   intermediate]` (gate, up, down);
+//! - **olmoe** (`modeling_olmoe.py`): llama attention (biases with `attention_bias`), a
+//!   `q_norm [heads · head_dim]` and `k_norm [kv_heads · head_dim]` over the whole
+//!   projection; every layer `mlp.gate [E, hidden]` and `mlp.experts.{e}.*` of
+//!   `intermediate_size`;
+//! - **glm4_moe** (`modeling_glm4_moe.py`): q/k/v biased with `attention_bias` (o_proj never),
+//!   `q_norm` / `k_norm [head_dim]` with `use_qk_norm`; layers below `first_k_dense_replace`
+//!   a dense MLP of `intermediate_size`, the rest `mlp.gate [E, hidden]`, its
+//!   `e_score_correction_bias [E]` buffer, experts of `moe_intermediate_size` and
+//!   `mlp.shared_experts` of `n_shared_experts · moe_intermediate_size`. GLM-4.5's checkpoints
+//!   carry `num_nextn_predict_layers` multi-token-prediction layers past `num_hidden_layers`
+//!   (transformers does not load them; llama.cpp's converter keeps them unless `--no-mtp`):
+//!   a decoder layer like the others plus `eh_proj [hidden, 2 · hidden]`, `enorm`, `hnorm`
+//!   and `shared_head.norm [hidden]`.
+//!
+//! - **qwen3_next** (`modeling_qwen3_next.py`): per `layer_types` a gated delta-net
+//!   `linear_attn` — `in_proj_qkvz [2 · key_dim + 2 · value_dim, hidden]`, `in_proj_ba [2 ·
+//!   v_heads, hidden]`, `conv1d.weight [2 · key_dim + value_dim, 1, kernel]`, `dt_bias` /
+//!   `A_log [v_heads]`, `norm [v_head_dim]`, `out_proj [hidden, value_dim]` (key_dim =
+//!   `linear_num_key_heads · linear_key_head_dim`, value_dim likewise) — or gated attention
+//!   (`q_proj [2 · heads · head_dim, hidden]`: queries and their gate, q/k norms of
+//!   `head_dim`); the qwen MoE rule for sparse layers, each with `shared_expert.*` of
+//!   `shared_expert_intermediate_size` and `shared_expert_gate [1, hidden]`.
+//!
+//! - **llama4_text** (`modeling_llama4.py`): llama attention; layers in `moe_layers`
+//!   (default every `interleave_moe_layer_step`-th) `feed_forward.router [E, hidden]`, fused
+//!   `feed_forward.experts.gate_up_proj [E, hidden, 2 · intermediate_size]` and `down_proj
+//!   [E, intermediate_size, hidden]`, `feed_forward.shared_expert.*` of `intermediate_size`;
+//!   the others `feed_forward.*_proj` of `intermediate_size_mlp`.
 //!
 //! The Mamba-2 mixer: `d_inner = num_heads · head_dim`, `conv_dim = d_inner +
 //! 2 · n_groups · state_size`; `in_proj [d_inner + conv_dim + num_heads, hidden]`,
@@ -88,6 +120,37 @@ fn experts(o: &mut Out, l: &str, hidden: u64, n: u64, ff: u64) {
     }
 }
 
+/// The experts of layer `i` when the qwen MoE rule makes it sparse (not in
+/// `mlp_only_layers`, `(i + 1) % decoder_sparse_step == 0`, `num_experts` > 0).
+fn qwen_sparse(arch: &Architecture, i: u64) -> Option<u64> {
+    let n = get(arch, &["num_experts"]).unwrap_or(0);
+    let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
+    let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
+    (n > 0 && !dense_only && (i + 1).is_multiple_of(step)).then_some(n)
+}
+
+/// DeepSeek's and GLM-4.5's feed-forward part of layer `i`: a dense MLP below
+/// `first_k_dense_replace`, then a router (with its `e_score_correction_bias` when
+/// `score_bias`), `n_routed_experts` experts and the shared experts.
+fn dense_then_routed(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64, score_bias: bool) -> Option<()> {
+    let dense = get(arch, &["first_k_dense_replace"]).unwrap_or(0);
+    let n = get(arch, &["n_routed_experts"]).unwrap_or(0);
+    if i < dense || n == 0 {
+        mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, &format!("a leading dense layer (first_k_dense_replace {dense}): intermediate_size"));
+        return Some(());
+    }
+    let ff = get(arch, &["moe_intermediate_size"])?;
+    experts(o, l, hidden, n, ff);
+    if score_bias {
+        o.push(format!("{l}mlp.gate.e_score_correction_bias"), vec![n], format!("{n} experts (the router's score bias)"));
+    }
+    let shared = get(arch, &["n_shared_experts"]).unwrap_or(0);
+    if shared > 0 {
+        mlp(o, &format!("{l}mlp.shared_experts."), hidden, mul(shared, ff)?, &format!("n_shared_experts {shared} × moe_intermediate_size"));
+    }
+    Some(())
+}
+
 /// A Mamba-2 mixer under `m`.
 fn mamba(o: &mut Out, m: &str, hidden: u64, c: &Mamba) -> Option<()> {
     let d_inner = mul(c.heads, c.head_dim)?;
@@ -136,6 +199,18 @@ pub fn expected_tensors(arch: &Architecture, prefix: &str) -> Option<Vec<Expecte
         let l = format!("{prefix}layers.{i}.");
         layer(arch, &mut o, &l, i, hidden)?;
     }
+    if arch.family == Family::Glm4Moe {
+        let nextn = get(arch, &["num_nextn_predict_layers"]).unwrap_or(0);
+        for i in layers..layers.checked_add(nextn)?.min(super::MAX_LAYERS) {
+            let l = format!("{prefix}layers.{i}.");
+            layer(arch, &mut o, &l, i, hidden)?;
+            let why = |what: &str| format!("{what}: the multi-token-prediction layer {i} (num_nextn_predict_layers {nextn})");
+            o.push(format!("{l}eh_proj.weight"), vec![hidden, mul(2, hidden)?], why(&format!("hidden_size {hidden}, 2 × hidden_size")));
+            for n in ["enorm", "hnorm", "shared_head.norm"] {
+                o.push(format!("{l}{n}.weight"), vec![hidden], why(&format!("hidden_size {hidden}")));
+            }
+        }
+    }
     let final_norm = if arch.family == Family::Mamba2 { "norm_f" } else { "norm" };
     o.push(format!("{prefix}{final_norm}.weight"), vec![hidden], format!("hidden_size {hidden}"));
     if !arch.tie_word_embeddings {
@@ -154,10 +229,7 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
             o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
             norm(o, "post_attention_layernorm");
-            let n = get(arch, &["num_experts"]).unwrap_or(0);
-            let step = get(arch, &["decoder_sparse_step"]).unwrap_or(1).max(1);
-            let dense_only = arch.raw.get("mlp_only_layers").and_then(Value::as_array).is_some_and(|a| a.iter().any(|v| v.as_u64() == Some(i)));
-            if n > 0 && !dense_only && (i + 1).is_multiple_of(step) {
+            if let Some(n) = qwen_sparse(arch, i) {
                 experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
             } else {
                 mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
@@ -182,22 +254,8 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             o.push(format!("{l}self_attn.kv_b_proj.weight"), vec![mul(heads, nope.checked_add(v)?)?, kv_lora], format!("heads {heads} × (qk_nope {nope} + v_head_dim {v}), kv_lora_rank {kv_lora}"));
             o.push(format!("{l}self_attn.o_proj.weight"), vec![hidden, mul(heads, v)?], format!("hidden_size {hidden}, heads {heads} × v_head_dim {v}"));
             norm(o, "post_attention_layernorm");
-            let dense = get(arch, &["first_k_dense_replace"]).unwrap_or(0);
-            let n = get(arch, &["n_routed_experts"]).unwrap_or(0);
-            if i < dense || n == 0 {
-                mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, &format!("a leading dense layer (first_k_dense_replace {dense}): intermediate_size"));
-            } else {
-                let ff = get(arch, &["moe_intermediate_size"])?;
-                experts(o, l, hidden, n, ff);
-                let v3 = arch.model_type.as_deref() == Some("deepseek_v3");
-                if v3 || arch.raw.get("topk_method").and_then(Value::as_str) == Some("noaux_tc") {
-                    o.push(format!("{l}mlp.gate.e_score_correction_bias"), vec![n], format!("{n} experts (the router's score bias)"));
-                }
-                let shared = get(arch, &["n_shared_experts"]).unwrap_or(0);
-                if shared > 0 {
-                    mlp(o, &format!("{l}mlp.shared_experts."), hidden, mul(shared, ff)?, &format!("n_shared_experts {shared} × moe_intermediate_size"));
-                }
-            }
+            let v3 = arch.model_type.as_deref() == Some("deepseek_v3");
+            dense_then_routed(arch, o, l, i, hidden, v3 || arch.raw.get("topk_method").and_then(Value::as_str) == Some("noaux_tc"))?;
         }
         Family::GptOss => {
             let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
@@ -244,6 +302,106 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             if shared > 0 {
                 o.push(format!("{l}shared_mlp.input_linear.weight"), vec![mul(2, shared)?, hidden], format!("2 × shared_intermediate_size {shared}, hidden_size {hidden}"));
                 o.push(format!("{l}shared_mlp.output_linear.weight"), vec![hidden, shared], format!("hidden_size {hidden}, shared_intermediate_size {shared}"));
+            }
+        }
+        Family::Mixtral => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            let (n, ff) = (get(arch, &["num_local_experts"])?, arch.intermediate_size?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, false)?;
+            norm(o, "post_attention_layernorm");
+            o.push(format!("{l}block_sparse_moe.gate.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+            for e in 0..n {
+                let what = format!("expert {e} of {n}: intermediate_size {ff}");
+                o.push(format!("{l}block_sparse_moe.experts.{e}.w1.weight"), vec![ff, hidden], format!("{what} (gate), hidden_size {hidden}"));
+                o.push(format!("{l}block_sparse_moe.experts.{e}.w2.weight"), vec![hidden, ff], format!("hidden_size {hidden}, {what} (down)"));
+                o.push(format!("{l}block_sparse_moe.experts.{e}.w3.weight"), vec![ff, hidden], format!("{what} (up), hidden_size {hidden}"));
+            }
+        }
+        Family::Olmoe => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+            o.push(format!("{l}self_attn.q_norm.weight"), vec![mul(heads, hd)?], format!("heads {heads} × head_dim {hd} (the whole projection)"));
+            o.push(format!("{l}self_attn.k_norm.weight"), vec![mul(kv, hd)?], format!("kv_heads {kv} × head_dim {hd} (the whole projection)"));
+            norm(o, "post_attention_layernorm");
+            experts(o, l, hidden, get(arch, &["num_experts"])?, arch.intermediate_size?);
+        }
+        Family::Glm4Moe => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, false)?;
+            if arch.attention_bias {
+                o.push(format!("{l}self_attn.q_proj.bias"), vec![mul(heads, hd)?], format!("heads {heads} × head_dim {hd}"));
+                o.push(format!("{l}self_attn.k_proj.bias"), vec![mul(kv, hd)?], format!("kv_heads {kv} × head_dim {hd}"));
+                o.push(format!("{l}self_attn.v_proj.bias"), vec![mul(kv, hd)?], format!("kv_heads {kv} × head_dim {hd}"));
+            }
+            if flag(arch, "use_qk_norm", false) {
+                o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
+                o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
+            }
+            norm(o, "post_attention_layernorm");
+            dense_then_routed(arch, o, l, i, hidden, true)?;
+        }
+        Family::Qwen3Next => {
+            norm(o, "input_layernorm");
+            let kind = arch.raw.get("layer_types").and_then(Value::as_array).and_then(|a| a.get(usize::try_from(i).ok()?)).and_then(Value::as_str).unwrap_or("full_attention");
+            if kind == "linear_attention" {
+                let (nk, nv) = (get(arch, &["linear_num_key_heads"])?, get(arch, &["linear_num_value_heads"])?);
+                let (hk, hv) = (get(arch, &["linear_key_head_dim"])?, get(arch, &["linear_value_head_dim"])?);
+                let (key, value) = (mul(nk, hk)?, mul(nv, hv)?);
+                let m = format!("{l}linear_attn.");
+                let dims = format!("key_dim {key} = {nk} × {hk}, value_dim {value} = {nv} × {hv}");
+                o.push(format!("{m}in_proj_qkvz.weight"), vec![mul(2, key)?.checked_add(mul(2, value)?)?, hidden], format!("2 × key_dim + 2 × value_dim ({dims}), hidden_size {hidden}"));
+                o.push(format!("{m}in_proj_ba.weight"), vec![mul(2, nv)?, hidden], format!("2 × {nv} value heads, hidden_size {hidden}"));
+                let kernel = get(arch, &["linear_conv_kernel_dim"])?;
+                o.push(format!("{m}conv1d.weight"), vec![mul(2, key)?.checked_add(value)?, 1, kernel], format!("2 × key_dim + value_dim ({dims}), kernel {kernel}"));
+                for p in ["dt_bias", "A_log"] {
+                    o.push(format!("{m}{p}"), vec![nv], format!("{nv} value heads"));
+                }
+                o.push(format!("{m}norm.weight"), vec![hv], format!("linear_value_head_dim {hv}"));
+                o.push(format!("{m}out_proj.weight"), vec![hidden, value], format!("hidden_size {hidden}, {dims}"));
+            } else {
+                let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+                attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+                if let Some(q) = o.list.iter_mut().find(|e| e.name == format!("{l}self_attn.q_proj.weight")) {
+                    q.shape = vec![mul(2, mul(heads, hd)?)?, hidden];
+                    q.why = format!("2 × heads {heads} × head_dim {hd} (queries and their gate), hidden_size {hidden}");
+                }
+                if let Some(q) = o.list.iter_mut().find(|e| e.name == format!("{l}self_attn.q_proj.bias")) {
+                    q.shape = vec![mul(2, mul(heads, hd)?)?];
+                }
+                o.push(format!("{l}self_attn.q_norm.weight"), vec![hd], format!("head_dim {hd}"));
+                o.push(format!("{l}self_attn.k_norm.weight"), vec![hd], format!("head_dim {hd}"));
+            }
+            norm(o, "post_attention_layernorm");
+            if let Some(n) = qwen_sparse(arch, i) {
+                experts(o, l, hidden, n, get(arch, &["moe_intermediate_size"])?);
+                let shared = get(arch, &["shared_expert_intermediate_size"])?;
+                mlp(o, &format!("{l}mlp.shared_expert."), hidden, shared, "shared_expert_intermediate_size");
+                o.push(format!("{l}mlp.shared_expert_gate.weight"), vec![1, hidden], format!("one gate value, hidden_size {hidden}"));
+            } else {
+                mlp(o, &format!("{l}mlp."), hidden, arch.intermediate_size?, "intermediate_size");
+            }
+        }
+        Family::Llama4 => {
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+            norm(o, "post_attention_layernorm");
+            let moe = match arch.raw.get("moe_layers").and_then(Value::as_array) {
+                Some(list) => list.iter().any(|v| v.as_u64() == Some(i)),
+                None => get(arch, &["interleave_moe_layer_step"]).unwrap_or(1).max(1).checked_sub(1).is_some_and(|s| (i + 1).is_multiple_of(s + 1)),
+            };
+            let ff = arch.intermediate_size?;
+            if moe {
+                let n = get(arch, &["num_local_experts"])?;
+                o.push(format!("{l}feed_forward.router.weight"), vec![n, hidden], format!("{n} experts, hidden_size {hidden}"));
+                o.push(format!("{l}feed_forward.experts.gate_up_proj"), vec![n, hidden, mul(2, ff)?], format!("{n} experts, hidden_size {hidden}, 2 × intermediate_size {ff} (gate, up halves)"));
+                o.push(format!("{l}feed_forward.experts.down_proj"), vec![n, ff, hidden], format!("{n} experts, intermediate_size {ff}, hidden_size {hidden}"));
+                mlp(o, &format!("{l}feed_forward.shared_expert."), hidden, ff, "the shared expert: intermediate_size");
+            } else {
+                mlp(o, &format!("{l}feed_forward."), hidden, get(arch, &["intermediate_size_mlp"])?, "a dense layer: intermediate_size_mlp");
             }
         }
         Family::Mamba2 => {

@@ -340,7 +340,7 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
                 None => pieces::Mapping::Whole(Some(name.to_string())),
             }
         } else {
-            pieces::mapping(family, name, &s.entry.shape, &target_shape)
+            pieces::mapping(family, name, &s.entry.shape, &target_shape, config)
         };
         let only_source = |verdict: Verdict, reason: String, part: Option<Part>, share: u64| PlannedPair {
             source: Some(s.clone()),

@@ -40,13 +40,17 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "gpt-oss" => Family::GptOss,
         "granitehybrid" => Family::GraniteHybrid,
         "mamba2" => Family::Mamba2,
+        "olmoe" => Family::Olmoe,
+        "glm4moe" => Family::Glm4Moe,
+        "qwen3next" => Family::Qwen3Next,
+        "llama4" => Family::Llama4,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
 pub const SUPPORTED: &str =
-    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
+    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, llama4, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -68,11 +72,17 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     // `block_sparse_moe.router.layer`) and shared experts.
     ("mlp.gate", "ffn_gate_inp"),
     ("mlp.router", "ffn_gate_inp"),
+    ("block_sparse_moe.gate", "ffn_gate_inp"),
     ("block_sparse_moe.router.layer", "ffn_gate_inp"),
     ("mlp.shared_experts.gate_proj", "ffn_gate_shexp"),
     ("mlp.shared_experts.up_proj", "ffn_up_shexp"),
     ("mlp.shared_experts.down_proj", "ffn_down_shexp"),
     ("shared_mlp.output_linear", "ffn_down_shexp"),
+    // GLM-4.5's multi-token-prediction layer (the parts beyond a decoder layer).
+    ("eh_proj", "nextn.eh_proj"),
+    ("enorm", "nextn.enorm"),
+    ("hnorm", "nextn.hnorm"),
+    ("shared_head.norm", "nextn.shared_head_norm"),
     // DeepSeek's multi-head latent attention.
     ("self_attn.q_a_proj", "attn_q_a"),
     ("self_attn.q_a_layernorm", "attn_q_a_norm"),
@@ -88,6 +98,24 @@ const LAYER_ROLES: &[(&str, &str)] = &[
     ("mixer.out_proj", "ssm_out"),
     ("mixer.conv1d", "ssm_conv1d"),
     ("mixer.norm", "ssm_norm"),
+    // Qwen3-Next's gated delta-net (`in_proj_qkvz` is split: `pieces`) and its gated
+    // shared expert.
+    ("linear_attn.in_proj_ba", "ssm_ba"),
+    ("linear_attn.conv1d", "ssm_conv1d"),
+    ("linear_attn.norm", "ssm_norm"),
+    ("linear_attn.out_proj", "ssm_out"),
+    ("mlp.shared_expert.gate_proj", "ffn_gate_shexp"),
+    ("mlp.shared_expert.up_proj", "ffn_up_shexp"),
+    ("mlp.shared_expert.down_proj", "ffn_down_shexp"),
+    ("mlp.shared_expert_gate", "ffn_gate_inp_shexp"),
+    // Llama 4's `feed_forward` (its fused experts: `pieces`).
+    ("feed_forward.router", "ffn_gate_inp"),
+    ("feed_forward.shared_expert.gate_proj", "ffn_gate_shexp"),
+    ("feed_forward.shared_expert.up_proj", "ffn_up_shexp"),
+    ("feed_forward.shared_expert.down_proj", "ffn_down_shexp"),
+    ("feed_forward.gate_proj", "ffn_gate"),
+    ("feed_forward.up_proj", "ffn_up"),
+    ("feed_forward.down_proj", "ffn_down"),
 ];
 
 /// Layer tensors whose last name part is not `weight` / `bias`, and the GGUF name the
@@ -101,6 +129,8 @@ const SUFFIXLESS: &[(&str, &str)] = &[
     ("mixer.A_log", "ssm_a"),
     ("mixer.D", "ssm_d"),
     ("mixer.dt_bias", "ssm_dt.bias"),
+    ("linear_attn.A_log", "ssm_a"),
+    ("linear_attn.dt_bias", "ssm_dt.bias"),
     ("self_attn.sinks", "attn_sinks.weight"),
     ("mlp.gate.e_score_correction_bias", "exp_probs_b.bias"),
 ];
@@ -147,7 +177,7 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     let role = if module == "post_attention_layernorm" {
         match family {
-            Family::Gemma2 | Family::Gemma3 | Family::GptOss => "post_attention_norm",
+            Family::Gemma2 | Family::Gemma3 | Family::GptOss | Family::Glm4Moe | Family::Qwen3Next => "post_attention_norm",
             _ => "ffn_norm",
         }
     } else {
@@ -165,11 +195,11 @@ pub enum QkRole {
     K,
 }
 
-/// Whether the converter permutes this tensor's rows (the llama family, and granite's
-/// attention layers: `GraniteHybridModel` has `undo_permute = True` and hands them to the
-/// llama converter).
+/// Whether the converter permutes this tensor's rows (the llama family — Mixtral is
+/// converted by `LlamaModel` too —, and granite's attention layers: `GraniteHybridModel`
+/// has `undo_permute = True` and hands them to the llama converter).
 pub fn qk_role(family: Family, hf: &str) -> Option<QkRole> {
-    if !matches!(family, Family::Llama | Family::GraniteHybrid) {
+    if !matches!(family, Family::Llama | Family::Mixtral | Family::GraniteHybrid) {
         return None;
     }
     let name = strip_model(hf);
@@ -185,10 +215,12 @@ pub fn qk_role(family: Family, hf: &str) -> Option<QkRole> {
     }
 }
 
-/// What the converter adds to the values (gemma's `+ 1` on norm weights), or 0.
+/// What the converter adds to the values (gemma's `+ 1` on norm weights; Qwen3-Next's on
+/// every norm but the delta-net's gated `linear_attn.norm`, `conversion/qwen.py`), or 0.
 pub fn norm_shift(family: Family, hf: &str) -> f32 {
     match family {
         Family::Gemma | Family::Gemma2 | Family::Gemma3 if hf.ends_with("norm.weight") => 1.0,
+        Family::Qwen3Next if hf.ends_with("norm.weight") && !hf.ends_with("linear_attn.norm.weight") => 1.0,
         _ => 0.0,
     }
 }
@@ -202,7 +234,7 @@ pub enum ValueOp {
 }
 
 pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
-    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2);
+    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next);
     (ssm && hf.ends_with(".A_log")).then_some(ValueOp::NegExp)
 }
 
@@ -211,7 +243,7 @@ pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
 /// squeezed to `[C, K]`) and `ssm_norm.weight` (`[d_inner]` → `[n_group,
 /// d_inner / n_group]`). Row-major order is kept, so the bytes compare as they are.
 pub fn reshaped_by_converter(family: Family, gguf: &str) -> bool {
-    matches!(family, Family::GraniteHybrid | Family::Mamba2)
+    matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next)
         && gguf.strip_prefix("blk.").and_then(|r| r.split_once('.')).is_some_and(|(_, role)| {
             matches!(role, "ssm_a" | "ssm_d" | "ssm_conv1d.weight" | "ssm_norm.weight")
         })

@@ -47,6 +47,9 @@ enum Family {
     GraniteHybrid,
     Mamba2,
     Olmoe,
+    Glm4Moe,
+    Qwen3Next,
+    Llama4,
     Phi3,
 }
 
@@ -68,6 +71,9 @@ fn family(model_type: &str) -> Option<Family> {
         "granitemoehybrid" | "bamba" => Family::GraniteHybrid,
         "mamba2" => Family::Mamba2,
         "olmoe" => Family::Olmoe,
+        "glm4_moe" => Family::Glm4Moe,
+        "qwen3_next" => Family::Qwen3Next,
+        "llama4" | "llama4_text" => Family::Llama4,
         "phi3" => Family::Phi3,
         _ => return None,
     })
@@ -89,6 +95,9 @@ fn arch_name(f: Family) -> &'static str {
         Family::GraniteHybrid => "granitehybrid",
         Family::Mamba2 => "mamba2",
         Family::Olmoe => "olmoe",
+        Family::Glm4Moe => "glm4moe",
+        Family::Qwen3Next => "qwen3next",
+        Family::Llama4 => "llama4",
         Family::Phi3 => "phi3",
     }
 }
@@ -208,6 +217,11 @@ impl Out {
     fn put_bool(&mut self, key: &str, b: bool) {
         self.keys.insert(format!("{}.{key}", self.arch), Value::Bool(u8::from(b)));
     }
+    fn put_bools(&mut self, key: &str, vals: Vec<bool>) {
+        let head: Vec<Value> = vals.into_iter().map(|b| Value::Bool(u8::from(b))).collect();
+        let array = Array { elem_type: ValueType::Bool, len: head.len() as u64, head };
+        self.keys.insert(format!("{}.{key}", self.arch), Value::Array(array));
+    }
     fn put_array(&mut self, key: &str, vals: Vec<u64>) {
         let head: Vec<Value> = vals.into_iter().map(Value::U64).collect();
         let array = Array { elem_type: ValueType::U32, len: head.len() as u64, head };
@@ -286,6 +300,11 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
     }
     let mut out = Out { arch, keys: BTreeMap::new() };
     out.put("block_count", Some(n_layer));
+    if fam == Family::Glm4Moe {
+        // Glm4MoeModel.__init__ (conversion/glm.py:120): the MTP layers are blocks too.
+        let nextn = hp.get("num_nextn_predict_layers").unwrap_or(0);
+        out.put("block_count", n_layer.checked_add(nextn).filter(|n| *n <= MAX_LAYERS));
+    }
     let mut hf_sliding = None;
     let mut hf_dense = None;
     let vocab = hp.get("vocab_size");
@@ -346,6 +365,60 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
             });
         }
         Family::Deepseek2 => deepseek2(&mut hp, &mut out, n_layer),
+        Family::Llama4 => {
+            // Llama4Model (conversion/llama.py:379-399) over LlamaModel: `intermediate_size`
+            // is the experts' width, `intermediate_size_mlp` the dense layers'.
+            if let Some(v) = hp.map.get("intermediate_size_mlp").cloned() {
+                let experts = hp.map.insert("intermediate_size".into(), v);
+                base(&mut hp, &mut out);
+                if let Some(e) = experts {
+                    hp.map.insert("intermediate_size".into(), e);
+                }
+            } else {
+                hp.gaps.push(format!("config.json has no `intermediate_size_mlp`, which the converter needs for {arch}"));
+                base(&mut hp, &mut out);
+            }
+            out.put("vocab_size", hp.need(&["vocab_size"], arch));
+            out.put("interleave_moe_layer_step", hp.need(&["interleave_moe_layer_step"], arch));
+            out.put("expert_feed_forward_length", hp.get("intermediate_size"));
+            if hp.str_list("layer_types").is_some_and(|t| t.iter().all(|x| *x == "full_attention")) {
+                out.put("attention.sliding_window", Some(0));
+            }
+        }
+        Family::Qwen3Next => {
+            // Qwen3NextModel.set_gguf_parameters (conversion/qwen.py:374-392) over
+            // Qwen2MoeModel's. Without `mtp.*` tensors the converter needs `--no-mtp`
+            // (qwen.py:303): block_count stays num_hidden_layers.
+            base(&mut hp, &mut out);
+            out.put("expert_feed_forward_length", hp.get("moe_intermediate_size"));
+            out.put("expert_shared_feed_forward_length", hp.get("shared_expert_intermediate_size"));
+            out.put("ssm.conv_kernel", hp.need(&["linear_conv_kernel_dim"], arch));
+            out.put("ssm.state_size", hp.need(&["linear_key_head_dim"], arch));
+            out.put("ssm.group_count", hp.need(&["linear_num_key_heads"], arch));
+            let v_heads = hp.need(&["linear_num_value_heads"], arch);
+            out.put("ssm.time_step_rank", v_heads);
+            let v_dim = hp.need(&["linear_value_head_dim"], arch);
+            out.put("ssm.inner_size", v_dim.zip(v_heads).and_then(|(a, b)| a.checked_mul(b)).filter(|w| *w <= MAX_WIDTH));
+            match hp.str_list("layer_types") {
+                Some(types) if types.len() == n => out.put_bools("attention.recurrent_layers", types.iter().map(|t| *t == "linear_attention").collect()),
+                Some(types) => hp.gaps.push(format!("config.json `layer_types` has {} entries for {n} layers, which the converter refuses", types.len())),
+                None => {}
+            }
+            out.put("full_attention_interval", Some(hp.get("full_attention_interval").unwrap_or(4)));
+            hf_dense = qwen_moe_dense(&mut hp, n, arch);
+            out.tokens(vocab);
+        }
+        Family::Glm4Moe => {
+            // Glm4MoeModel.set_gguf_parameters (conversion/glm.py:147-184); the vocabulary
+            // from get_vocab_base (padded to `vocab_size`).
+            base(&mut hp, &mut out);
+            out.put("expert_count", hp.get("n_routed_experts"));
+            out.put("expert_feed_forward_length", hp.get("moe_intermediate_size"));
+            out.put("expert_shared_count", hp.get("n_shared_experts"));
+            out.put("leading_dense_block_count", hp.get("first_k_dense_replace"));
+            out.put("nextn_predict_layers", hp.get("num_nextn_predict_layers"));
+            out.tokens(vocab);
+        }
         Family::GptOss => {
             // GptOssModel.set_gguf_parameters (conversion/gpt_oss.py:128-131).
             base(&mut hp, &mut out);
