@@ -176,7 +176,11 @@ fn fit_matches_what_llama_cpp_allocated() {
         };
         let memory = &report["memory"];
         let refused = memory["refused"].as_str();
-        if run["exit"].as_i64() != Some(0) {
+        // The tiny llama4 fixture: llama.cpp allocates every buffer, prints them, then aborts
+        // while decoding (`GGML_ASSERT(buf != NULL && "tensor buffer not set")`,
+        // ggml-backend.cpp:338; SIGABRT, no error line): its buffers are compared as a run's.
+        let aborted_after_alloc = run["exit"].as_i64() == Some(-6) && run.get("errors").is_none() && run.get("model").is_some();
+        if run["exit"].as_i64() != Some(0) && !aborted_after_alloc {
             // llama.cpp's own reason is the first error line it printed.
             let reason = run["errors"].as_array().and_then(|e| e.first()).and_then(Value::as_str).unwrap_or("");
             match refused {
