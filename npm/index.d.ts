@@ -216,6 +216,10 @@ export interface FitOptions {
   /** Also the arguments that fit (`fitted_args`). */
   fit?: boolean;
   fitTarget?: number;
+  /** MiB to keep free per GPU, in the order of `gpu` (`-fitt 8000,2000`); overrides `fitTarget`. */
+  fitTargets?: number[];
+  /** `-sm`: only 'layer' (llama.cpp's default) is modelled. */
+  splitMode?: 'layer';
   fitCtx?: number;
 }
 

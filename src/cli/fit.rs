@@ -35,6 +35,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("-fitc", "--fit-ctx"),
     ("-kvu", "--kv-unified"),
     ("-lm", "--load-mode"),
+    ("-sm", "--split-mode"),
 ];
 
 /// Rewrites `-np 4` to `--parallel 4` (and `-np=4`), leaving everything else alone.
@@ -125,9 +126,13 @@ pub struct FitArgs {
     /// Print the arguments that fit the devices, as llama-fit-params does.
     #[arg(long = "fit")]
     pub fit: bool,
-    /// `-fitt`: memory to keep free on each GPU, MiB (llama.cpp's default 1024).
-    #[arg(long = "fit-target", default_value_t = 1024)]
-    pub fit_target: u64,
+    /// `-fitt`: memory to keep free on each GPU, MiB (llama.cpp's default 1024); one value for
+    /// all, or one per GPU (8000,2000).
+    #[arg(long = "fit-target", value_delimiter = ',', default_value = "1024")]
+    pub fit_target: Vec<u64>,
+    /// `-sm`: how layers are split over the GPUs (layer, llama.cpp's default, is what is modelled).
+    #[arg(long = "split-mode", default_value = "layer")]
+    pub split_mode: String,
     /// `-fitc`: the smallest context fitting may go down to.
     #[arg(long = "fit-ctx", default_value_t = 4096)]
     pub fit_ctx: u64,
@@ -166,7 +171,12 @@ impl FitArgs {
             backend: a.backend,
             ram: a.ram,
             fit: a.fit,
-            fit_target: a.fit_target,
+            fit_target: match a.fit_target.as_slice() {
+                [one] => *one,
+                _ => crate::model::memory::flags::DEFAULT_FIT_TARGET,
+            },
+            fit_targets: if a.fit_target.len() > 1 { a.fit_target } else { Vec::new() },
+            split_mode: a.split_mode,
             fit_ctx: a.fit_ctx,
         }
     }

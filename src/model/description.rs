@@ -65,6 +65,10 @@ pub struct Layer {
     pub nextn: bool,
     /// The layer keeps a recurrent state (`is_recr(il)`; falcon-h1's layers also attend).
     pub recurrent: bool,
+    /// The layer attends over another layer's cache and has none of its own (gemma4's
+    /// `shared_kv_layers`, the last blocks: `!has_kv(il)`, llama.cpp's `n_layer_kv_from_start`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shares_kv: bool,
 }
 
 impl Layer {
@@ -248,7 +252,7 @@ const HYBRID: &[&str] = &[
 /// Cache kinds of their own (DSA, MSA, hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
     "minimax-m3", "glm-dsa", "deepseek32", "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
-    "gemma3n", "gemma4", "gemma4-assistant", "t5", "t5encoder",
+    "gemma3n", "gemma4-assistant", "t5", "t5encoder",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
@@ -277,6 +281,8 @@ const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
     ("gpt-oss", SwaKind::Standard, 2, false, Some(0)),
     ("exaone-moe", SwaKind::Standard, 4, false, Some(128)),
     ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
+    // gemma4: the pattern is a required per-layer array and the window a required key.
+    ("gemma4", SwaKind::Standard, 0, false, None),
 ];
 
 /// Where the keys come from: a GGUF header, or the keys the converter would write for a
@@ -517,6 +523,13 @@ impl Description {
 
         let recurrent = if is_recr.iter().any(|r| *r) { recurrent_state(&mut k, arch, n_embd, head0) } else { None };
 
+        // gemma4: the last `shared_kv_layers` blocks read the cache of an earlier one
+        // (`n_layer_kv_from_start = n_layer_all - shared_kv_layers`, src/models/gemma4.cpp).
+        let kv_from_start = match arch {
+            "gemma4" => Some(n_layer_all.saturating_sub(k.u64("attention.shared_kv_layers").unwrap_or(0))),
+            _ => None,
+        };
+
         let memory = if NO_MEMORY.contains(&arch) {
             MemoryKind::None
         } else if UNMODELLED.contains(&arch) {
@@ -577,7 +590,8 @@ impl Description {
                     }
                 };
                 let (head_k, head_v) = if sw { (head_k_swa, head_v_swa) } else { (head_k_full, head_v_full) };
-                Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn: il >= n_layer, recurrent: recr }
+                let shares_kv = kv_from_start.is_some_and(|from| il >= from);
+                Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn: il >= n_layer, recurrent: recr, shares_kv }
             })
             .collect();
 

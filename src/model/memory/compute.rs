@@ -24,6 +24,9 @@ use super::{device_label, Buffer, Kind, KvSummary, Settings};
 use crate::model::description::{Attention, Description, Ffn, Layer};
 
 const F32: u64 = 4;
+/// `GGML_SCHED_MAX_COPIES` (`ggml/src/ggml-backend.cpp`): the input copies a pipeline-parallel
+/// scheduler keeps.
+const SCHED_MAX_COPIES: u64 = 4;
 
 /// The largest working set of one layer, masks aside, on the layer's device; and the part of
 /// it its experts need where they are, when they are on another device.
@@ -115,6 +118,17 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         }
         peak
     };
+    // Pipeline parallelism (`llama_context`: more than one device, every layer offloaded,
+    // layer split, the cache offloaded, no tensor overrides): the scheduler keeps
+    // GGML_SCHED_MAX_COPIES (4) copies of each split's inputs, so every buffer holds three more
+    // copies of what flows into it — the masks its layers read and one row of activations.
+    let n_layer_all = desc.n_layer_all();
+    let pipeline = s.devices.len() > 1
+        && s.n_gpu_layers.is_none_or(|n| n > n_layer_all)
+        && s.offload_kqv
+        && s.overrides.is_empty()
+        && s.n_cpu_moe == 0;
+    let extra_copies = |inputs: u64| if pipeline { inputs.saturating_mul(SCHED_MAX_COPIES - 1) } else { 0 };
     let mut out = Vec::new();
     let inputs = row.saturating_mul(2).saturating_add(masks);
     let mut host = inputs;
@@ -124,6 +138,7 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     if output_device.is_none() {
         host = host.max(logits.saturating_add(2 * row));
     }
+    host = host.saturating_add(extra_copies(masks.saturating_add(row)));
     out.push(Buffer { device: device_label(None), buft: "CPU".to_string(), kind: Kind::Compute, bytes: host });
     for (i, d) in s.devices.iter().enumerate() {
         let peak = peak_on(Some(i));
@@ -141,6 +156,9 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         let mut b = peak.map_or(0, |x| copies.saturating_add(x).saturating_add(row));
         if is_output {
             b = b.max(logits.saturating_add(row));
+        }
+        if peak.is_some() {
+            b = b.saturating_add(extra_copies(copies.saturating_add(row)));
         }
         out.push(Buffer { device: device_label(Some(i)), buft: d.name.clone(), kind: Kind::Compute, bytes: b });
     }

@@ -6,24 +6,28 @@ use serde::Serialize;
 use crate::model::description::Description;
 
 /// Whether every device (and the host, when its memory is given) holds what the plan puts there,
-/// keeping `margin` bytes free on each GPU.
-pub fn fits(p: &Plan, margin: u64) -> bool {
+/// keeping `margins[i]` bytes free on GPU i (the last margin for the GPUs past the list).
+pub fn fits(p: &Plan, margins: &[u64]) -> bool {
+    let margin = |label: &str| -> u64 {
+        let i = label.strip_prefix("GPU").and_then(|i| i.parse::<usize>().ok()).unwrap_or(0);
+        margins.get(i).or(margins.last()).copied().unwrap_or(0)
+    };
     p.devices.iter().all(|d| match (d.memory, d.device.as_str()) {
         (None, _) => true,
         (Some(m), "Host") => d.total <= m,
-        (Some(m), _) => d.total.saturating_add(margin) <= m,
+        (Some(m), label) => d.total.saturating_add(margin(label)) <= m,
     })
 }
 
 /// The largest context (a multiple of 256, at most the training context) whose plan fits the
 /// devices with every layer offloaded; `None` when not even 256 tokens fit.
-pub fn largest_context(desc: &Description, tensors: &[PlacedTensor], s: &Settings, margin: u64) -> Result<Option<u64>, NoPlan> {
+pub fn largest_context(desc: &Description, tensors: &[PlacedTensor], s: &Settings, margins: &[u64]) -> Result<Option<u64>, NoPlan> {
     let top = desc.n_ctx_train.max(256) / 256;
     let weights = super::weight_buffers(desc, tensors, s);
     let at = |k: u64| -> Result<bool, NoPlan> {
         let mut t = s.clone();
         t.n_ctx = k * 256;
-        Ok(fits(&super::plan_with(desc, &weights, &t)?, margin))
+        Ok(fits(&super::plan_with(desc, &weights, &t)?, margins))
     };
     if !at(1)? {
         return Ok(None);
@@ -148,15 +152,25 @@ fn user_overrides(s: &Settings) -> Vec<(String, String)> {
 /// Most `-ncmoe` layers spelled out in printed arguments (a model has at most a few hundred).
 pub const MAX_PRINTED_NCMOE: u64 = 4096;
 
+/// The next guess of the false-position search, as `common_fit_params` computes it: the
+/// interpolated number of layers stored in a `uint32_t` (a negative guess wraps around and so
+/// becomes `delta − 1`), then held to `[1, delta − 1]`.
+fn false_position_step(delta: u64, to_target: i64, to_high: i64) -> u64 {
+    let guess = (delta as i64).saturating_mul(to_target).checked_div(to_high).unwrap_or(0);
+    let wrapped = guess as u32 as u64;
+    wrapped.max(1).min(delta - 1)
+}
+
 /// llama.cpp's `common_fit_params`: context reduced first (if it was left to the model), then
 /// layers filled from the last device to the first, MoE experts overflowing to the host.
-/// `Err` says why fitting gave up, as llama.cpp says it. `user_ngl`: an `-ngl` other than
-/// llama.cpp's default (−1), which fitting leaves alone.
+/// `margins`: the bytes to keep free per device (one value: every device's). `user_ngl`: an
+/// `-ngl` other than llama.cpp's default (−1), which fitting leaves alone. `Err` says why
+/// fitting gave up, as llama.cpp says it.
 pub fn fit_params(
     desc: &Description,
     tensors: &[PlacedTensor],
     s: &Settings,
-    margin: u64,
+    margins: &[u64],
     n_ctx_min: u64,
     n_ctx_auto: bool,
     user_ngl: Option<i64>,
@@ -166,7 +180,8 @@ pub fn fit_params(
     let mut s = f.base.clone();
     let nd = s.devices.len();
     let n_streams = if s.kv_unified { 1 } else { s.n_seq.max(1) };
-    let margins = vec![margin as i64; nd.max(1)];
+    let margins: Vec<i64> =
+        (0..nd.max(1)).map(|i| margins.get(i).or(margins.last()).map_or(0, |m| i64::try_from(*m).unwrap_or(i64::MAX))).collect();
     let n_ctx_max = desc.n_ctx_train.saturating_mul(n_streams).min(u32::MAX as u64);
     let n_ctx_min_total = n_ctx_min.saturating_mul(n_streams).min(u32::MAX as u64);
     if n_ctx_auto {
@@ -290,8 +305,7 @@ pub fn fit_params(
         if mem_high[id] > targets[id] {
             let mut delta = high[id].n_layer - ngl[id].n_layer;
             while delta > 1 {
-                let denom = (mem_high[id] - mem[id]).max(1);
-                let step = ((delta as i64) * (targets[id] - mem[id]) / denom).clamp(1, delta as i64 - 1) as u64;
+                let step = false_position_step(delta, targets[id] - mem[id], mem_high[id] - mem[id]);
                 let mut test = ngl.clone();
                 test[id].n_layer += step;
                 if moe {
@@ -341,8 +355,7 @@ pub fn fit_params(
             let full = |n: &Ngl| n.n_layer - n.n_part;
             let mut delta = full(&high[id]).saturating_sub(full(&ngl[id]));
             while delta > 1 {
-                let denom = (mem_high[id] - mem[id]).max(1);
-                let step = ((delta as i64) * (targets[id] - mem[id]) / denom).clamp(1, delta as i64 - 1) as u64;
+                let step = false_position_step(delta, targets[id] - mem[id], mem_high[id] - mem[id]);
                 let mut test = ngl.clone();
                 let mut ds = id_dense_start;
                 let mut converted = 0;

@@ -39,6 +39,11 @@ pub struct Flags {
     pub fit: bool,
     /// MiB kept free on each GPU when fitting.
     pub fit_target: u64,
+    /// MiB kept free per GPU when fitting (`-fitt 8000,2000`), in the order of `gpu`; devices
+    /// past the list keep llama.cpp's default 1024. Empty: `fit_target` for every device.
+    pub fit_targets: Vec<u64>,
+    /// `-sm`: how layers are split over the GPUs; only `layer` (llama.cpp's default) is modelled.
+    pub split_mode: String,
     /// The smallest context fitting may go down to.
     pub fit_ctx: u64,
 }
@@ -68,7 +73,9 @@ impl Default for Flags {
             backend: "cuda".into(),
             ram: None,
             fit: false,
-            fit_target: 1024,
+            fit_target: DEFAULT_FIT_TARGET,
+            fit_targets: Vec::new(),
+            split_mode: "layer".into(),
             fit_ctx: 4096,
         }
     }
@@ -137,9 +144,24 @@ fn short_number(v: f32) -> String {
 }
 
 impl Flags {
+    /// The margin fitting keeps free on each of `n_devices` GPUs, in bytes (`-fitt`: one value
+    /// for all, or one per device with llama.cpp's 1024 MiB past the list).
+    pub fn margins(&self, n_devices: usize) -> Vec<u64> {
+        let mib = |m: u64| m.saturating_mul(1 << 20);
+        (0..n_devices.max(1))
+            .map(|i| match self.fit_targets.as_slice() {
+                [] => mib(self.fit_target),
+                list => mib(list.get(i).copied().unwrap_or(DEFAULT_FIT_TARGET)),
+            })
+            .collect()
+    }
+
     /// The settings these flags say, or the sentence saying which flag is wrong.
     pub fn settings(&self) -> Result<Settings, String> {
         let a = self;
+        if a.split_mode != "layer" {
+            return Err(format!("-sm: {} is not modelled (only layer, llama.cpp's default)", a.split_mode));
+        }
         let backend = Backend::parse(&a.backend).ok_or_else(|| format!("--backend: {} is not cuda or rpc", a.backend))?;
         let mut devices = Vec::new();
         for (i, g) in a.gpu.iter().enumerate() {
@@ -260,6 +282,9 @@ impl Flags {
     }
 }
 
+/// llama.cpp's default `-fitt`, MiB.
+pub const DEFAULT_FIT_TARGET: u64 = 1024;
+
 /// Why there is nothing to project.
 pub const NO_GGUF: &str = "no GGUF model among the files (fit reads a GGUF header: its architecture and tensors)";
 
@@ -275,7 +300,7 @@ pub struct Projection {
 impl Projection {
     /// Whether llama.cpp would load the model with these settings on these devices.
     pub fn runs(&self) -> bool {
-        self.plan.refused.is_none() && fit::fits(&self.plan, 0)
+        self.plan.refused.is_none() && fit::fits(&self.plan, &[0])
     }
 }
 
@@ -283,11 +308,11 @@ impl Projection {
 /// `flags`.
 pub fn project(desc: &Description, tensors: &[PlacedTensor], s: &Settings, flags: &Flags) -> Result<Projection, NoPlan> {
     let plan = super::plan(desc, tensors, s)?;
-    let margin = flags.fit_target.saturating_mul(1 << 20);
+    let margins = flags.margins(s.devices.len());
     let fitted = flags
         .fit
-        .then(|| fit::fit_params(desc, tensors, s, margin, flags.fit_ctx, flags.ctx_size == 0, flags.user_ngl()));
-    let largest = fit::largest_context(desc, tensors, s, margin).ok().flatten();
+        .then(|| fit::fit_params(desc, tensors, s, &margins, flags.fit_ctx, flags.ctx_size == 0, flags.user_ngl()));
+    let largest = fit::largest_context(desc, tensors, s, &margins).ok().flatten();
     Ok(Projection { plan, fitted, largest })
 }
 

@@ -9,7 +9,7 @@ use crate::model::description::{Attention, Description, Layer, MemoryKind};
 use std::collections::BTreeMap;
 
 fn has_kv(l: &Layer) -> bool {
-    !l.nextn && matches!(l.attention, Attention::Full | Attention::Sliding | Attention::Chunked | Attention::Mla)
+    !l.nextn && !l.shares_kv && matches!(l.attention, Attention::Full | Attention::Sliding | Attention::Chunked | Attention::Mla)
 }
 
 fn slides(l: &Layer) -> bool {

@@ -250,7 +250,7 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
                 Some(d) => Buft::Gpu(d),
                 None => cpu_buft(t, s, false),
             };
-            if ob != b {
+            if ob != b || OUTPUT_BEFORE_EMBD.contains(&desc.arch.as_str()) {
                 add(t, ob, &mut sums);
             }
         }
@@ -270,6 +270,12 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
     }
     out
 }
+
+/// Architectures whose `load_arch_tensors` creates the tied output (token_embd, DUPLICATED)
+/// before token_embd itself: the loader's "already in this buffer type" check finds nothing
+/// yet, so token_embd is allocated twice even in the same buffer type (src/models/gemma4.cpp,
+/// `create_tensor` in src/llama-model-loader.cpp).
+const OUTPUT_BEFORE_EMBD: &[&str] = &["gemma4"];
 
 /// Architectures whose output falls back to token_embd when `output.weight` is absent
 /// (nearly all decoders; encoders have no output projection).

@@ -366,7 +366,7 @@ fn sweep(m: &Model, b: &Built) -> Sweep {
         })
         .collect();
     let known = !b.s.devices.is_empty() || b.s.host_memory.is_some();
-    let largest = if known { fit::largest_context(&m.desc, &m.tensors, &b.s, FIT_MARGIN).ok().flatten() } else { None };
+    let largest = if known { fit::largest_context(&m.desc, &m.tensors, &b.s, &[FIT_MARGIN]).ok().flatten() } else { None };
     Sweep { points, largest, ms: now_ms() - t0 }
 }
 
@@ -376,7 +376,7 @@ fn outcome(m: &Model, i: &Inputs) -> Outcome {
     let (plan, fitted) = match &built {
         Ok(b) => {
             let plan = memory::plan(&m.desc, &m.tensors, &b.s).map_err(|e| e.to_string());
-            let fitted = plan.is_ok().then(|| fit::fit_params(&m.desc, &m.tensors, &b.s, FIT_MARGIN, FIT_CTX_MIN, b.ctx_auto, b.user_ngl));
+            let fitted = plan.is_ok().then(|| fit::fit_params(&m.desc, &m.tensors, &b.s, &[FIT_MARGIN], FIT_CTX_MIN, b.ctx_auto, b.user_ngl));
             (plan, fitted)
         }
         Err(e) => (Err(e.clone()), None),
