@@ -199,7 +199,7 @@ test('a tensor of several 8 MiB chunks: hashed in order by the nested worker, re
   const entry = { name: 'w', dtype: 'BF16', shape, ggml_dims: null, params: shape[0] * shape[1], start: 0, end: data.length, abs_start: start, bytes: data.length, stats: null };
   await addFileInput(page, 'direct-input', file);
   const direct = (reader) => page.evaluate(({ entry, reader }) => new Promise((ok, fail) => {
-    const w = new Worker('./tensorpeek-worker_loader.js');
+    const w = new Worker('./tensorpeek-values_loader.js');
     w.onmessage = (e) => {
       if (e.data.kind === 'ready') {
         w.postMessage({ scan: { file: document.getElementById('direct-input').files[0], entry, sha256: true, chunk: 0, slices: reader === 'slices' } });
@@ -294,7 +294,7 @@ test('the app and its worker load from a sub-path too, and only once a file is c
     await open(page, path.join(FIXTURES, want.file), want.name);
     await readValues(page);
     await checkNumbers(page, want);
-    for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm']) {
+    for (const f of ['tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm', 'tensorpeek-values_loader.js', 'tensorpeek-values.js', 'tensorpeek-values_bg.wasm']) {
       assert.ok(sub.log.includes(`/dist/${f}`), `${f} in ${sub.log.join(' ')}`);
     }
     assert.ok(sub.log.some((u) => /^\/dist\/tensorpeek-[0-9a-f]+_bg\.wasm$/.test(u)), sub.log.join(' '));
