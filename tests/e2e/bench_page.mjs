@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { serve, launch, openPage, addFileInput } from './harness.mjs';
+import { serve, launch, openPage, addFileInput, DIST } from './harness.mjs';
 
 const [outDir, cli] = process.argv.slice(2);
 if (!outDir || !cli) throw new Error('usage: node tests/e2e/bench_page.mjs OUT_DIR CLI_BINARY');
@@ -97,12 +97,14 @@ async function watchLongTasks(page) {
 
 // Waits (on the condition, not a budget) until the app has started, rendered its warm-up
 // views and has its spare parse and values workers ready: the page's own performance marks.
+// (A build from before the values worker had one, DIST=…: no values mark to wait for.)
+const VALUES_WORKER = fs.existsSync(path.join(DIST, 'tensorpeek-values_bg.wasm'));
 async function appReady(page) {
-  await page.waitForFunction(() => {
+  await page.waitForFunction((values) => {
     const m = performance.getEntriesByType('mark').map((e) => e.name);
-    return m.includes('tensorpeek: spare worker ready') && m.includes('tensorpeek: spare values worker ready') &&
+    return m.includes('tensorpeek: spare worker ready') && (!values || m.includes('tensorpeek: spare values worker ready')) &&
       m.filter((n) => n.startsWith('tensorpeek: warmed ')).length >= 2;
-  }, null, { timeout: 120_000 });
+  }, VALUES_WORKER, { timeout: 120_000 });
 }
 
 // drop → first inventory row, in the page (change event → first row in the DOM).
