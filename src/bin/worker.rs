@@ -1,7 +1,7 @@
 //! The page's parse Web Worker: reads the headers of the files a person opens, off the UI
 //! thread (src/web/worker/entry.rs `start_parse`; values, hashes and audits are the values
 //! worker's, src/bin/values.rs). Trunk builds it for wasm32 from index.html
-//! (`data-bin="tensorpeek-worker" data-type="worker"`, opt-level "z" like the app); natively
+//! (`data-bin="tensorpeek-worker" data-type="worker"`, the `worker` profile, opt-level 3); natively
 //! there is nothing to run.
 
 #[cfg(all(target_arch = "wasm32", feature = "page"))]

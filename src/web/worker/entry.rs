@@ -57,9 +57,9 @@ fn post(scope: &DedicatedWorkerGlobalScope, msg: &Response) {
 }
 
 /// The page has two workers, two programs (two wasm files), so that the one a dropped file
-/// waits for is small: the parse worker (`tensorpeek-worker`, `src/bin/worker.rs`,
-/// opt-level "z") reads headers only; the values worker (`tensorpeek-values`,
-/// `src/bin/values.rs`, opt-level 3: its decode loop ran ~20x slower at "z") reads values,
+/// waits for is small: the parse worker (`tensorpeek-worker`, `src/bin/worker.rs`) reads
+/// headers only; the values worker (`tensorpeek-values`, `src/bin/values.rs`; both at
+/// opt-level 3: the decode loop ran ~20x slower at "z", the 100,352-tensor parse slower) reads values,
 /// hashes, audits and is its own nested hashing worker. Each start names its handler, so
 /// that neither program links the other's code.
 ///
