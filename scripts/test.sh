@@ -29,9 +29,10 @@ summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f
 step "trunk build --release --offline"
 trunk build --release --offline 2>&1 | tail -n 5
 wasm=$(ls dist/*_bg.wasm | grep -v worker)
-worker=dist/tensorpeek-worker_bg.wasm
 summary+=("build:    $(basename "$wasm") $(stat -c %s "$wasm") bytes, $(gzip -c "$wasm" | wc -c) gzipped")
-summary+=("worker:   $(basename "$worker") $(stat -c %s "$worker") bytes, $(gzip -c "$worker" | wc -c) gzipped")
+for worker in dist/tensorpeek-worker_bg.wasm dist/tensorpeek-values_bg.wasm; do
+  summary+=("worker:   $(basename "$worker") $(stat -c %s "$worker") bytes, $(gzip -c "$worker" | wc -c) gzipped")
+done
 
 step "sparse files"
 python3 tests/make_sparse_safetensors.py tests/e2e/out/llama32-3b.sparse.safetensors

@@ -1,37 +1,138 @@
 // Starts the app — once the first view has painted. The first view (index.html's #shell:
 // the drop zone, the file and folder buttons, the URL field) is plain HTML and CSS; the
-// app's wasm and the parse worker load when the page is first idle after its load event
-// (requestIdleCallback), so that a file dropped with no sign before it finds them ready —
-// or earlier, on the first sign that a file is coming: a drag entering the window, the
-// pointer over the drop zone or a button, focus, a key, a touch — or at once when the
+// parse worker and then the app's wasm load when the page is first idle after its load
+// event (requestIdleCallback), so that a file dropped with no sign before it finds them
+// ready — or earlier, on the first sign that a file is coming: a drag entering the window,
+// the pointer over the drop zone or a button, focus, a key, a touch — or at once when the
 // address names files (?url=, ?hf=, #file=) or asks for the embedded layout. With `?lazy`
-// in the address (or the browser's Save-Data on) only the first sign starts it. A file chosen,
-// dropped or a URL given before the app runs is kept here (window.__tensorpeek.pending)
-// and handed to it (web/shell.rs). The page's Content-Security-Policy allows no inline
-// script: Trunk.toml's `pattern_script` names the app's (hashed) script and wasm in data-*
-// attributes, and `pattern_preload` is empty so that nothing is fetched before then.
+// in the address (or the browser's Save-Data on) only the first sign starts them. A file
+// chosen, dropped or a URL given before the app runs is kept here
+// (window.__tensorpeek.pending) and handed to it (web/shell.rs).
+//
+// The parse worker comes first, the app after it: a file that arrives before the app runs
+// is read by the parse worker at once, and its first rows (the worker's `rows` answer) are
+// put in the first view here, before the app's wasm is fetched; the app then takes over
+// the worker and its answers (`early`, web/worker/pool.rs) and shows the file's whole view
+// without reading it again. A parse worker not used by then becomes the app's spare
+// (`spare`). The page's Content-Security-Policy allows no inline script: Trunk.toml's
+// `pattern_script` names the app's (hashed) script and wasm in data-* attributes, and
+// `pattern_preload` is empty so that nothing is fetched before then.
 const tag = document.querySelector('script[data-tensorpeek-js]');
 const base = document.baseURI;
 const shell = document.getElementById('shell');
+const query = new URLSearchParams(location.search);
+const PARSE_URL = new URL('tensorpeek-worker_loader.js', base).href;
+// How long an early parse may keep the app waiting: past it the app is fetched anyway.
+const EARLY_WAIT_MS = 2000;
 let loading = null;
-const tp = { pending: null, started: null, start };
+let wanted = false;
+let loaded;
+const ready = new Promise((ok) => { loaded = ok; });
+const tp = { pending: null, started: null, start, spare: null, early: null, running: false };
 window.__tensorpeek = tp;
 
-function start() {
-  if (!loading) {
-    tp.started = performance.now();
-    loading = (async () => {
-      const { default: init } = await import(new URL(tag.dataset.tensorpeekJs, base).href);
-      await init({ module_or_path: new URL(tag.dataset.tensorpeekWasm, base).href });
-    })();
-  }
-  return loading;
+// The parse worker (its record: the worker, whether it said ready or failed, the early
+// job's request, names and answers).
+function spawn() {
+  if (tp.spare || tp.early || tp.running) return tp.spare;
+  const w = { worker: new Worker(PARSE_URL), ready: false, failed: false, job: null, names: null, messages: [], answered: false };
+  w.worker.onmessage = (e) => {
+    const m = e.data;
+    if (m?.kind === 'ready') {
+      w.ready = true;
+      if (w.job) w.worker.postMessage(w.job);
+    } else if (w.job) {
+      w.messages.push(m);
+      if (m?.kind === 'rows') rows(m);
+      // an answer: rows, an inspection, the end, a failure (not the start of a read)
+      if (!['reading', 'fetched', 'progress'].includes(m?.kind)) w.answered = true;
+    }
+    gate();
+  };
+  w.worker.onerror = () => { w.failed = true; gate(); };
+  tp.spare = w;
+  return w;
 }
 
-const query = new URLSearchParams(location.search);
+// Fetches the app once it is wanted and the parse worker has what it needs first: ready
+// (or failed) when idle, the first answer of an early job (at most EARLY_WAIT_MS).
+function gate() {
+  if (loading || !wanted) return;
+  const w = tp.early ?? tp.spare;
+  if (w && !w.failed && !(tp.early ? w.answered : w.ready)) return;
+  load();
+}
+
+// The app's script and wasm.
+function load() {
+  tp.started = performance.now();
+  loading = (async () => {
+    const { default: init } = await import(new URL(tag.dataset.tensorpeekJs, base).href);
+    await init({ module_or_path: new URL(tag.dataset.tensorpeekWasm, base).href });
+  })().then(loaded, loaded);
+}
+
+function start() {
+  wanted = true;
+  spawn();
+  gate();
+  return ready;
+}
+
+// The first rows of a file read by the early job, in the first view (text nodes only).
+function rows(m) {
+  const main = shell?.querySelector('main');
+  if (!main) return;
+  main.querySelector('[data-testid=empty]')?.setAttribute('hidden', '');
+  const sec = document.createElement('section');
+  sec.className = 'card early';
+  sec.dataset.testid = 'early-inventory';
+  const h = document.createElement('h2');
+  h.textContent = m.name;
+  const p = document.createElement('p');
+  p.className = 'dim';
+  const n = m.tensors.toLocaleString('en');
+  p.textContent = m.tensors > m.rows.length ? `${n} tensors (the first ${m.rows.length} here; the whole view is loading)` : `${n} tensors (the whole view is loading)`;
+  const table = document.createElement('table');
+  const head = table.createTHead().insertRow();
+  for (const t of ['#', 'Name', 'Dtype', 'Shape', 'Parameters', 'Bytes']) head.append(Object.assign(document.createElement('th'), { textContent: t, scope: 'col' }));
+  const body = table.createTBody();
+  m.rows.forEach((r, i) => {
+    const tr = body.insertRow();
+    tr.className = 'row';
+    tr.dataset.testid = 'tensor-row';
+    tr.dataset.name = r[0];
+    [String(i), ...r].forEach((v, k) => { const td = tr.insertCell(); td.textContent = v; if (k === 0 || k > 3) td.className = 'n'; });
+  });
+  sec.append(h, p, table);
+  main.append(sec);
+  tp.firstRows ??= performance.now();
+}
+
+// A pick or drop of loose model files (no folder, no JSON, no shards: the app merges
+// those into a Model tab itself) is read by the parse worker before the app runs, as the
+// app would ask for it (web/hooks.rs: the same names, in order, each `explain`ed).
+function early(pending) {
+  if (tp.running || tp.early || query.has('faults') || pending.folder || pending.directory || !pending.files?.length) return;
+  const names = pending.files.map((f) => f.webkitRelativePath || f.name);
+  const lower = names.map((n) => n.toLowerCase());
+  const shards = (ext) => lower.filter((n) => n.endsWith(ext) && n.includes('-of-')).length;
+  if (pending.files.some((f) => f.webkitRelativePath) || lower.some((n) => n.endsWith('.json')) || shards('.safetensors') > 1 || shards('.bin') > 1) return;
+  const w = spawn();
+  if (!w || w.failed) return;
+  tp.spare = null;
+  tp.early = w;
+  w.names = names;
+  w.job = { open: { inputs: pending.files.map((file, i) => ({ name: names[i], file, explain: true })), classifyByContent: false, rows: true } };
+  if (w.ready) w.worker.postMessage(w.job);
+  setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
+}
+
 if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.test(location.hash)) {
   if (query.has('embed')) shell?.classList.add('embed-wait');
-  start();
+  wanted = true;
+  spawn();
+  load();
 } else if (shell) {
   const events = ['dragenter', 'pointerover', 'focusin', 'keydown', 'touchstart'];
   const intent = (e) => {
@@ -50,6 +151,7 @@ if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.t
   const hand = (pending) => {
     tp.pending = pending;
     shell.classList.add('starting');
+    early(pending);
     start();
     // The app may be running already (it took over while a file dialog opened from here was
     // open): it takes the hand-off on this event (web/app.rs).

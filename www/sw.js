@@ -47,7 +47,7 @@ async function refresh() {
   const html = await page.clone().text();
   await cache.put(scope, page);
   const keep = new Set([scope]);
-  const todo = [...references(html, scope), new URL('tensorpeek-worker_loader.js', scope).href];
+  const todo = [...references(html, scope), ...['tensorpeek-worker_loader.js', 'tensorpeek-values_loader.js'].map((f) => new URL(f, scope).href)];
   for (let i = 0; i < todo.length && i < 64; i++) {
     const href = todo[i];
     if (keep.has(href) || !shellKey(new Request(href))) continue;

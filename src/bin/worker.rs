@@ -1,10 +1,12 @@
-//! The page's Web Worker: reads one tensor's bytes from a `File` and computes its stats off
-//! the UI thread (src/web/worker/entry.rs). Trunk builds it for wasm32 from index.html
-//! (`data-bin="tensorpeek-worker" data-type="worker"`); natively there is nothing to run.
+//! The page's parse Web Worker: reads the headers of the files a person opens, off the UI
+//! thread (src/web/worker/entry.rs `start_parse`; values, hashes and audits are the values
+//! worker's, src/bin/values.rs). Trunk builds it for wasm32 from index.html
+//! (`data-bin="tensorpeek-worker" data-type="worker"`, the `worker` profile, opt-level 3); natively
+//! there is nothing to run.
 
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 fn main() {
-    tensorpeek::web::worker::entry::start();
+    tensorpeek::web::worker::entry::start_parse();
 }
 
 // Without the page (the npm build compiles only `tensorpeek-js`): nothing to start.
@@ -14,8 +16,8 @@ fn main() {}
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
     eprintln!(
-        "tensorpeek-worker is the browser page's Web Worker (built by Trunk); \
-         natively, use `tensorpeek stats FILE --tensor NAME`"
+        "tensorpeek-worker is the browser page's parse Web Worker (built by Trunk); \
+         natively, use `tensorpeek inspect FILE`"
     );
     std::process::ExitCode::from(2)
 }

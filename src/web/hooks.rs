@@ -319,7 +319,7 @@ fn spawn(j: JobRequest, run: UseStateHandle<Run>) -> Result<Job, String> {
             w.terminate();
             run.set(Run::Failed(read_failed(format!("the worker stopped: {message}"))));
         }
-        Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Opened { .. } | Response::Unreadable { .. } => {}
+        Response::Reading { .. } | Response::Fetched { .. } | Response::Inspected { .. } | Response::Rows { .. } | Response::Opened { .. } | Response::Unreadable { .. } => {}
     };
     Job::start(worker, ready, request, Words { handed: "the file", worker: "worker" }, on_answer, on_failed)
 }

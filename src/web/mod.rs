@@ -31,7 +31,10 @@ pub mod worker;
 /// Installs the panic hook and mounts the app on `<body>`.
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
-    // The app only starts once a file is coming (www/loader.js): its worker too, now.
+    // www/loader.js started the parse worker before the app: it becomes the app's spare
+    // (or its first open job's worker, web/worker/opener.rs), and a file dropped from now on
+    // is the app's to read.
+    worker::pool::app_running();
     worker::pool::warm();
     shell::remove();
     yew::Renderer::<app::App>::new().render();

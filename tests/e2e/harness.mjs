@@ -11,7 +11,8 @@ import { before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const DIST = path.join(ROOT, 'dist');
+// DIST=… serves another build (the benchmarks' before/after, same run).
+export const DIST = process.env.DIST ? path.resolve(process.env.DIST) : path.join(ROOT, 'dist');
 export const FIXTURES = path.join(ROOT, 'tests/fixtures');
 export const OUT = path.join(ROOT, 'tests/e2e/out');
 
@@ -145,7 +146,7 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
   // contacted): tests of files opened by URL pass `countWorkerReads: false`.
   if (countWorkerReads) {
-    await context.route('**/tensorpeek-worker_loader.js', async (route) => {
+    await context.route('**/tensorpeek-*_loader.js', async (route) => {
       try {
         const r = await route.fetch();
         await route.fulfill({ response: r, body: WORKER_COUNTING + (await r.text()) });

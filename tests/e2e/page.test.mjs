@@ -355,6 +355,42 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
   assert.deepEqual(errors, []);
 });
 
+test('a file given before the app runs: the parse worker reads it and its first rows show before the app is fetched; the app takes them over without reading it again', async () => {
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  // The app's own code (hashed names) is held back until the first rows are on screen.
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await context.route(/tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
+  const early = await page.evaluate(() => ({
+    names: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => r.dataset.name),
+    cells: [...document.querySelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]').cells].map((c) => c.textContent),
+    head: document.querySelector('#shell [data-testid=early-inventory] h2').textContent,
+  }));
+  assert.equal(early.head, 'tiny_model.safetensors');
+  assert.deepEqual([...early.names].sort(), want.tensors.map((t) => t.name).sort(), 'every tensor of the file (16, under the 100 shown)');
+  const first = want.tensors.find((t) => t.name === early.names[0]);
+  assert.deepEqual(early.cells.slice(1, 5), [first.name, first.dtype, `[${first.shape.join(', ')}]`, th(first.params)]);
+  assert.equal(await page.evaluate(() => !!document.getElementById('shell')), true, 'the app has not taken over');
+  release();
+  await done(page);
+  // The app's code was asked for only once the first rows were on screen.
+  const order = await page.evaluate(() => ({
+    rows: window.__tensorpeek.firstRows,
+    app: performance.getEntriesByType('resource').filter((r) => /tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/.test(r.name)).map((r) => r.startTime),
+  }));
+  assert.equal(order.app.length, 2, 'the app\'s script and wasm');
+  assert.ok(order.app.every((t) => t >= order.rows), JSON.stringify(order));
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  // Read once: the app took the parse worker's answers instead of reading the file again.
+  assert.equal(await bytesRead(page), 8 + want.header_len);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('thousands of tensors: a virtualized table — rows in view only, scroll, sort, filter, tree', async (t) => {
   // A synthetic header (UI scaling only; the numbers are checked against the files above).
   const count = 6000;

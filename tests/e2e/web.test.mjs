@@ -472,7 +472,7 @@ test('offline: the app shell is cached by the service worker and reloads without
     const r = await navigator.serviceWorker.getRegistration();
     const keys = (await (await caches.open('tensorpeek-shell')).keys()).map((x) => x.url);
     return r?.active?.state === 'activated' && !!navigator.serviceWorker.controller &&
-      ['_bg.wasm', 'tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm'].every((n) => keys.some((k) => k.endsWith(n)));
+      ['_bg.wasm', 'tensorpeek-worker_loader.js', 'tensorpeek-worker.js', 'tensorpeek-worker_bg.wasm', 'tensorpeek-values_loader.js', 'tensorpeek-values.js', 'tensorpeek-values_bg.wasm'].every((n) => keys.some((k) => k.endsWith(n)));
   });
   for (const t0 = Date.now(); !(await ready()); await page.waitForTimeout(50)) {
     assert.ok(Date.now() - t0 < 30_000, 'the service worker did not take the shell in 30 s');

@@ -1,9 +1,9 @@
-//! The page's Web Worker: a thin adapter between the page's [`Request`]s and the read
+//! The page's Web Workers: a thin adapter between the page's [`Request`]s and the read
 //! loops of `source/`, so that no file is parsed or decoded on the UI thread:
-//! - `Open`: a set of files through [`read_set`] (headers inspected, JSON companions read
+//! - `Open` (the parse worker, `tensorpeek-worker`): a set of files through [`read_set`] (headers inspected, JSON companions read
 //!   whole), each inspection handed back as it finishes. A parse that panics or never ends
 //!   costs this worker only: the page's watchdog terminates it and goes on.
-//! - `Scan`: one tensor's values through [`scan_chunks`], fed by the browser's chunk stream
+//! - `Scan` (this and the rest: the values worker, `tensorpeek-values`): one tensor's values through [`scan_chunks`], fed by the browser's chunk stream
 //!   ([`BlobChunks`]: a BYOB reader over `Blob.slice().stream()`, the next read running
 //!   while this chunk is decoded). With `sha256` the chunks are also handed to a nested
 //!   hashing worker ([`super::hasher`]) that hashes on another core.
@@ -56,8 +56,34 @@ fn post(scope: &DedicatedWorkerGlobalScope, msg: &Response) {
     }
 }
 
-/// Installs the panic hook and the message handler, and tells the page it is ready.
-pub fn start() {
+/// The page has two workers, two programs (two wasm files), so that the one a dropped file
+/// waits for is small: the parse worker (`tensorpeek-worker`, `src/bin/worker.rs`) reads
+/// headers only; the values worker (`tensorpeek-values`, `src/bin/values.rs`; both at
+/// opt-level 3: the decode loop ran ~20x slower at "z", the 100,352-tensor parse slower) reads values,
+/// hashes, audits and is its own nested hashing worker. Each start names its handler, so
+/// that neither program links the other's code.
+///
+/// The parse worker's start: installs the panic hook and the message handler, warms the
+/// header path and tells the page it is ready.
+pub fn start_parse() {
+    start(|scope, data| wasm_bindgen_futures::spawn_local(async move { handle_open(&scope, data).await }), true);
+}
+
+/// The values worker's start (and the nested hashing worker's: the same program).
+pub fn start_values() {
+    start(
+        |scope, data| {
+            // A nested hashing worker's messages are handled at once, in order.
+            if hasher::serve(&scope, &data) {
+                return;
+            }
+            wasm_bindgen_futures::spawn_local(async move { handle(&scope, data).await });
+        },
+        false,
+    );
+}
+
+fn start(handler: impl Fn(DedicatedWorkerGlobalScope, JsValue) + 'static, warm: bool) {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else {
         return;
     };
@@ -67,19 +93,23 @@ pub fn start() {
         post(&hook_scope, &Response::Panicked { message: info.to_string() });
     }));
     let handler_scope = scope.clone();
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        let scope = handler_scope.clone();
-        // A nested hashing worker's messages are handled at once, in order.
-        if hasher::serve(&scope, &e.data()) {
-            return;
-        }
-        wasm_bindgen_futures::spawn_local(async move { handle(&scope, e.data()).await });
-    });
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| handler(handler_scope.clone(), e.data()));
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     onmessage.forget();
-    warm_up(&scope);
+    if warm {
+        warm_up(&scope);
+    }
     post(&scope, &Response::Ready);
+}
+
+/// The parse worker's requests: `Open` only.
+async fn handle_open(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
+    match from_js::<Request>(data) {
+        Ok(Request::Open { inputs, classify_by_content, rows }) => open(scope, inputs, classify_by_content, rows).await,
+        Ok(_) => post(scope, &Response::Error(Problem::read_failed("the parse worker reads headers only (values, hashes and audits are the values worker's)"))),
+        Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
+    }
 }
 
 /// Runs the header path once over two tiny files, before saying Ready. V8
@@ -98,9 +128,9 @@ fn warm_up(scope: &DedicatedWorkerGlobalScope) {
         .into_iter()
         .map(|(name, bytes)| OpenInput { name: name.to_string(), file: js_sys::Uint8Array::from(bytes.as_slice()).into(), url: None, explain: false, fault: None })
         .collect();
-    let Ok(request) = to_js(&Request::Open { inputs, classify_by_content: false }) else { return };
+    let Ok(request) = to_js(&Request::Open { inputs, classify_by_content: false, rows: true }) else { return };
     MUTED.with(|m| m.set(true));
-    let _ = futures::FutureExt::now_or_never(handle(scope, request));
+    let _ = futures::FutureExt::now_or_never(handle_open(scope, request));
     MUTED.with(|m| m.set(false));
 }
 
@@ -120,7 +150,7 @@ fn wasm_memory() -> u64 {
 async fn handle(scope: &DedicatedWorkerGlobalScope, data: JsValue) {
     let (file, url, len, entry, sha256, chunk, slices, strided) = match from_js::<Request>(data) {
         Ok(Request::Scan { file, url, len, entry, sha256, chunk, slices, strided }) => (file, url, len, entry, sha256, chunk, slices, strided),
-        Ok(Request::Open { inputs, classify_by_content }) => return open(scope, inputs, classify_by_content).await,
+        Ok(Request::Open { .. }) => return post(scope, &Response::Error(Problem::read_failed("the values worker does not open files (the parse worker does)"))),
         Ok(Request::Hash { file, url, len }) => return hash(scope, file, url, len).await,
         Ok(audit @ Request::Audit { .. }) => return super::audit_worker::run(scope, audit, PROGRESS_INTERVAL_MS, wasm_memory).await,
         Err(e) => return post(scope, &Response::Error(Problem::read_failed(format!("the worker got a bad request: {e}")))),
@@ -306,7 +336,7 @@ impl ByteSource for Input {
 /// the page's watchdog knows which file a stuck or panicking parse was on), each
 /// inspection posted as it is done, then what the job read. A URL says what it cost
 /// (requests, bytes, time); one that cannot be opened is [`Response::Unreadable`].
-async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classify_by_content: bool) {
+async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classify_by_content: bool, rows: bool) {
     let mut companions = Vec::new();
     let mut skipped = Vec::new();
     let mut bytes_read = 0u64;
@@ -345,6 +375,9 @@ async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classi
             if is_url {
                 post(scope, &fetched(&count));
             }
+            if rows {
+                post(scope, &first_rows(index, inspection));
+            }
             match inspection.to_bytes() {
                 Ok(bytes) => post(scope, &Response::Inspected { index, inspection: bytes }),
                 Err(e) => post(scope, &Response::Error(Problem::read_failed(format!("{}: could not hand the inspection over: {e}", inspection.name)))),
@@ -359,6 +392,27 @@ async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classi
         bytes_read = bytes_read.saturating_add(set.bytes_read);
     }
     post(scope, &Response::Opened { companions, skipped, bytes_read });
+}
+
+/// An inspection's first rows as the app's table shows them (www/loader.js puts them in the
+/// first view until the app has loaded).
+fn first_rows(index: usize, inspection: &crate::formats::Inspection) -> Response {
+    use crate::fmt;
+    let tensors = inspection.tensors();
+    let rows = tensors
+        .iter()
+        .take(super::protocol::MAX_EARLY_ROWS)
+        .map(|t| {
+            [
+                t.name.clone(),
+                t.dtype.to_string(),
+                fmt::shape(&t.shape),
+                t.params.map_or_else(|| "overflow".to_string(), fmt::thousands),
+                t.bytes.map_or_else(|| "invalid".to_string(), fmt::human_bytes),
+            ]
+        })
+        .collect();
+    Response::Rows { index, name: inspection.name.clone(), tensors: tensors.len() as u64, rows }
 }
 
 /// A parse that never ends, for the watchdog's test.

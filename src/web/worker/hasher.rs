@@ -4,7 +4,7 @@
 //! runs at ~0.16 GB/s in Chromium here, ten times slower than the BF16 decode + stats, so
 //! on one thread the hash would set the pace of the whole scan.
 //!
-//! The nested worker is the same program (`tensorpeek-worker`); [`serve`] answers its
+//! The nested worker is the same program (`tensorpeek-values`); [`serve`] answers its
 //! messages ([`HashRequest`] → [`HashResponse`]). [`HashTee`] is the values worker's side:
 //! the [`Tee`] of its chunk stream, handing each chunk's buffer over (transferred, not
 //! copied) and getting it back once hashed. At most [`HASH_AHEAD`] chunks wait unhashed,
@@ -23,9 +23,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker};
 
-/// The worker's loader script, written by Trunk next to index.html (`data-type="worker"`
-/// with `data-loader-shim`). Relative, so the page works from any sub-path.
-pub const WORKER_URL: &str = "./tensorpeek-worker_loader.js";
+/// The nested worker is the values worker's own program (its loader script).
+use super::protocol::VALUES_URL as WORKER_URL;
 
 /// Chunks handed to the hasher and not yet hashed, at most (2 × 8 MiB).
 pub const HASH_AHEAD: u64 = 2;

@@ -132,16 +132,22 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
         finish(job);
         return;
     }
-    let (worker, ready) = match super::pool::take_for_open() {
-        Ok(w) => w,
-        Err(e) => {
-            let names: Vec<usize> = batch.clone();
-            for i in names {
-                fail(job, i, format!("the page could not start its worker: {e}"));
+    // The files www/loader.js began to read before the app ran (their first rows are on
+    // screen): that worker and its answers so far, replayed below as if they came now.
+    let early = early_names(&job.borrow(), &batch).and_then(|names| super::pool::take_early(&names));
+    let (worker, ready, replay) = match early {
+        Some((worker, answers)) => (worker, false, answers),
+        None => match super::pool::take_for_open() {
+            Ok((w, ready)) => (w, ready, Vec::new()),
+            Err(e) => {
+                let names: Vec<usize> = batch.clone();
+                for i in names {
+                    fail(job, i, format!("the page could not start its worker: {e}"));
+                }
+                finish(job);
+                return;
             }
-            finish(job);
-            return;
-        }
+        },
     };
     {
         let mut j = job.borrow_mut();
@@ -178,6 +184,22 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
         // A warm worker (super::pool) already said Ready.
         send_open(job);
     }
+    for answer in replay {
+        if job.borrow().running.is_none() {
+            break;
+        }
+        on_message(job, answer);
+    }
+}
+
+/// The names of the files `batch` reads, when www/loader.js could have begun reading them
+/// as this job does (web/hooks.rs: loose local files, each explained, not classified by
+/// content, no fault staged, no Model tab): the whole job, in order.
+fn early_names(j: &Job, batch: &[usize]) -> Option<Vec<String>> {
+    let whole = batch.len() == j.plan.inputs.len() && batch.iter().enumerate().all(|(k, i)| k == *i);
+    let loose = j.plan.inputs.iter().all(|i| i.file.is_some() && i.url.is_none() && i.explain && i.fault.is_none());
+    (whole && loose && j.plan.checkpoint.is_none() && !j.plan.classify_by_content && !j.plan.inputs.is_empty())
+        .then(|| j.plan.inputs.iter().map(|i| i.name.clone()).collect())
 }
 
 fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
@@ -201,7 +223,7 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
                 fail(job, i, message);
             }
         }
-        Response::Progress { .. } => {}
+        Response::Progress { .. } | Response::Rows { .. } => {}
         Response::Inspected { index, inspection } => {
             let Some(i) = job.borrow().batch.get(index).copied() else { return };
             match Inspection::from_bytes(&inspection) {
@@ -242,7 +264,7 @@ fn send_open(job: &Rc<RefCell<Job>>) {
             fault: i.fault,
         })
         .collect();
-    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content }).and_then(|v| {
+    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content, rows: false }).and_then(|v| {
         j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
     });
     drop(j);

@@ -7,9 +7,13 @@
 //!
 //! A taken worker is used for one job and then terminated, as before: a job that panicked
 //! or was cancelled never leaves a worker behind in an unknown state.
+//!
+//! There are two programs ([`super::entry`]): the parse worker ([`PARSE_URL`], small: what
+//! a dropped file waits for) and the values worker ([`VALUES_URL`]: values, hashes,
+//! audits), each with its spare. The values spare starts once the parse spare is ready, so
+//! that on a slow link the parse worker's bytes come first.
 
-use super::hasher::WORKER_URL;
-use super::protocol::{from_js, Response};
+use super::protocol::{from_js, Response, PARSE_URL, VALUES_URL};
 use gloo::timers::callback::Timeout;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -37,31 +41,130 @@ struct Spare {
     _onerror: Closure<dyn FnMut(web_sys::Event)>,
 }
 
-thread_local! {
-    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
-    static REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+/// Which program a spare runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Parse,
+    Values,
 }
 
-/// Starts the spare worker if none is waiting.
+impl Kind {
+    fn url(self) -> &'static str {
+        match self {
+            Kind::Parse => PARSE_URL,
+            Kind::Values => VALUES_URL,
+        }
+    }
+}
+
+thread_local! {
+    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
+    static VALUES_SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
+    static REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+    static VALUES_REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+}
+
+fn spare_of(kind: Kind) -> &'static std::thread::LocalKey<RefCell<Option<Spare>>> {
+    match kind {
+        Kind::Parse => &SPARE,
+        Kind::Values => &VALUES_SPARE,
+    }
+}
+
+/// Starts the spare parse worker if none is waiting (and, once it is ready, the spare
+/// values worker).
 pub fn warm() {
-    if SPARE.with(|s| s.borrow().is_some()) {
+    warm_kind(Kind::Parse);
+}
+
+/// Starts the spare values worker if none is waiting.
+fn warm_values() {
+    warm_kind(Kind::Values);
+}
+
+fn warm_kind(kind: Kind) {
+    if spare_of(kind).with(|s| s.borrow().is_some()) {
         return;
     }
-    let Ok(worker) = Worker::new(WORKER_URL) else { return };
+    // The parse worker www/loader.js started before the app, when it is still unused.
+    let (worker, was_ready) = match (kind, loader_take("spare")) {
+        (Kind::Parse, Some(spare)) if !get(&spare, "failed").is_truthy() => match get(&spare, "worker").dyn_into::<Worker>() {
+            Ok(w) => (w, get(&spare, "ready").is_truthy()),
+            Err(_) => return warm_kind(kind),
+        },
+        _ => match Worker::new(kind.url()) {
+            Ok(w) => (w, false),
+            Err(_) => return,
+        },
+    };
     let (ready, failed) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
     let r = ready.clone();
+    let on_ready = move || {
+        r.set(true);
+        warm_messages();
+        match kind {
+            Kind::Parse => {
+                crate::web::perf::mark("spare worker ready");
+                warm_values();
+            }
+            Kind::Values => crate::web::perf::mark("spare values worker ready"),
+        }
+    };
+    let on_ready2 = on_ready.clone();
     let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         if matches!(from_js::<Response>(e.data()), Ok(Response::Ready)) {
-            r.set(true);
-            warm_messages();
-            crate::web::perf::mark("spare worker ready");
+            on_ready2();
         }
     });
     let f = failed.clone();
     let onerror = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| f.set(true));
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    SPARE.with(|s| *s.borrow_mut() = Some(Spare { worker, ready, failed, _onmessage: onmessage, _onerror: onerror }));
+    spare_of(kind).with(|s| *s.borrow_mut() = Some(Spare { worker, ready, failed, _onmessage: onmessage, _onerror: onerror }));
+    if was_ready {
+        on_ready();
+    }
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Takes (once) what www/loader.js left under `key` in `window.__tensorpeek`.
+fn loader_take(key: &str) -> Option<JsValue> {
+    let tp = get(&web_sys::window()?.into(), "__tensorpeek");
+    if !tp.is_object() {
+        return None;
+    }
+    let v = get(&tp, key);
+    let _ = js_sys::Reflect::set(&tp, &JsValue::from_str(key), &JsValue::NULL);
+    v.is_object().then_some(v)
+}
+
+/// Tells www/loader.js that the app runs: from now on the app's pool reads what is dropped.
+pub fn app_running() {
+    if let Some(tp) = web_sys::window().map(|w| get(&w.into(), "__tensorpeek")).filter(JsValue::is_object) {
+        let _ = js_sys::Reflect::set(&tp, &JsValue::from_str("running"), &JsValue::TRUE);
+    }
+}
+
+/// The open job www/loader.js started before the app ran (a pick or drop of loose files),
+/// when it read exactly `names` in this order: its worker and the answers it has given so
+/// far (`Ready` aside: the loader posted the request itself). Taken once; a job of other
+/// names is stopped (the app reads its files itself).
+pub fn take_early(names: &[String]) -> Option<(Worker, Vec<JsValue>)> {
+    let early = loader_take("early")?;
+    let worker = get(&early, "worker").dyn_into::<Worker>().ok()?;
+    let given: Vec<String> = get(&early, "names").dyn_into::<js_sys::Array>().map(|a| a.iter().filter_map(|n| n.as_string()).collect()).unwrap_or_default();
+    if given != names || get(&early, "failed").is_truthy() {
+        worker.terminate();
+        return None;
+    }
+    // The loader's handler is replaced before the answers are taken: none falls between.
+    worker.set_onmessage(None);
+    worker.set_onerror(None);
+    let messages = get(&early, "messages").dyn_into::<js_sys::Array>().map(|a| a.iter().collect()).unwrap_or_default();
+    Some((worker, messages))
 }
 
 /// Reads back, once, the messages a file's opening brings. V8 compiles a wasm function on
@@ -87,19 +190,19 @@ fn warm_messages() {
     }
 }
 
-/// A worker for one job, and whether it is already listening (then post the request at
-/// once: its [`Response::Ready`] was already heard). The caller sets its own handlers
-/// before this task ends, so no message falls between the two.
+/// A values worker for one job (values, hash, audit), and whether it is already listening
+/// (then post the request at once: its [`Response::Ready`] was already heard). The caller
+/// sets its own handlers before this task ends, so no message falls between the two.
 pub fn take() -> Result<(Worker, bool), String> {
-    REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_MS, warm)));
-    take_spare()
+    VALUES_REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_MS, warm_values)));
+    take_spare(Kind::Values)
 }
 
-/// [`take`] for an open job, whose worker reads a header and is done: the pool is refilled
+/// A parse worker for an open job, which reads a header and is done: the pool is refilled
 /// when the caller says so ([`refill`]), not while the header is being read.
 pub fn take_for_open() -> Result<(Worker, bool), String> {
     REFILL.with(|r| *r.borrow_mut() = None);
-    take_spare()
+    take_spare(Kind::Parse)
 }
 
 /// The worker taken with [`take_for_open`] is done: a spare is started a moment later.
@@ -107,8 +210,8 @@ pub fn refill() {
     REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(REFILL_AFTER_DONE_MS, warm)));
 }
 
-fn take_spare() -> Result<(Worker, bool), String> {
-    let spare = SPARE.with(|s| s.borrow_mut().take());
+fn take_spare(kind: Kind) -> Result<(Worker, bool), String> {
+    let spare = spare_of(kind).with(|s| s.borrow_mut().take());
     if let Some(s) = spare {
         s.worker.set_onmessage(None);
         s.worker.set_onerror(None);
@@ -117,5 +220,5 @@ fn take_spare() -> Result<(Worker, bool), String> {
         }
         s.worker.terminate();
     }
-    Worker::new(WORKER_URL).map(|w| (w, false)).map_err(|e| format!("{e:?}"))
+    Worker::new(kind.url()).map(|w| (w, false)).map_err(|e| format!("{e:?}"))
 }

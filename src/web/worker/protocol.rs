@@ -1,4 +1,5 @@
-//! The messages between the page, the values worker and its nested hashing worker, typed.
+//! The messages between the page (and www/loader.js, before the app runs), the parse
+//! worker, the values worker and its nested hashing worker, typed.
 //! They travel as plain JS objects built by serde-wasm-bindgen; a `File` or an
 //! `ArrayBuffer` passes through untouched (`serde_wasm_bindgen::preserve`), so structured
 //! clone hands the worker the file by reference, never its bytes.
@@ -16,7 +17,18 @@ use crate::vocab::TensorEntry;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-/// Page → values worker.
+/// The parse worker's loader script (www/tensorpeek-worker_loader.js, copied next to
+/// index.html by Trunk): `Open` requests. Relative, so the page works from any sub-path.
+pub const PARSE_URL: &str = "./tensorpeek-worker_loader.js";
+/// The values worker's loader script (www/tensorpeek-values_loader.js): `Scan`, `Hash`,
+/// `Audit`, and the nested hashing worker.
+pub const VALUES_URL: &str = "./tensorpeek-values_loader.js";
+
+/// The rows of a first inventory ([`Response::Rows`]) at most: the first view's screen of
+/// them (the app's table shows the rest, virtualized, once it has loaded).
+pub const MAX_EARLY_ROWS: usize = 100;
+
+/// Page → a worker.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Request {
@@ -66,6 +78,10 @@ pub enum Request {
         inputs: Vec<OpenInput>,
         #[serde(default)]
         classify_by_content: bool,
+        /// Also answer each inspection's first rows as text ([`Response::Rows`]): asked by
+        /// www/loader.js, which shows them before the app has loaded.
+        #[serde(default)]
+        rows: bool,
     },
     /// Audit a conversion (`source::audit::run_audit`): the source's model files against
     /// the target's. Answered with [`AuditResponse`]s.
@@ -176,7 +192,7 @@ impl Problem {
     }
 }
 
-/// Values worker → page.
+/// A worker → page.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Response {
@@ -217,6 +233,12 @@ pub enum Response {
         #[serde(with = "serde_bytes")]
         inspection: Vec<u8>,
     },
+    /// Input `index`'s first [`MAX_EARLY_ROWS`] tensors as text (name, dtype, shape,
+    /// parameters, bytes; `tensors`: how many it has), posted before its
+    /// [`Response::Inspected`] when the request asked (`Request::Open::rows`): the first
+    /// inventory www/loader.js puts in the first view while the app is still loading. The
+    /// app itself ignores it.
+    Rows { index: usize, name: String, tensors: u64, rows: Vec<[String; 5]> },
     /// The open job is done: the companions read whole, what was skipped, bytes read.
     #[serde(rename_all = "camelCase")]
     Opened { companions: Vec<Companion>, skipped: Vec<Skip>, bytes_read: u64 },
