@@ -28,7 +28,7 @@ summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f
 
 step "trunk build --release --offline"
 trunk build --release --offline 2>&1 | tail -n 5
-wasm=$(ls dist/*_bg.wasm | grep -v worker)
+wasm=$(ls dist/*_bg.wasm | grep -v -e worker -e values)
 summary+=("build:    $(basename "$wasm") $(stat -c %s "$wasm") bytes, $(gzip -c "$wasm" | wc -c) gzipped")
 for worker in dist/tensorpeek-worker_bg.wasm dist/tensorpeek-values_bg.wasm; do
   summary+=("worker:   $(basename "$worker") $(stat -c %s "$worker") bytes, $(gzip -c "$worker" | wc -c) gzipped")
