@@ -1,6 +1,7 @@
 //! The settings that fit: the largest context that fits fully offloaded, and llama.cpp's own
 //! fitting (`common_fit_params`, `common/fit.cpp`).
 
+use super::weights::FFN_EXPS_REGEX;
 use super::{plan, NoPlan, Override, PlacedTensor, Plan, Settings};
 use serde::Serialize;
 use crate::model::description::Description;
@@ -140,11 +141,11 @@ impl Fitter<'_> {
 }
 
 /// The overrides a person gave, as llama-fit-params prints them: `-ot` in order, then
-/// `-ncmoe N`'s `blk\.I\.ffn_(up|down|gate|gate_up)_(ch|)exps` for I below N (common.h).
+/// `-ncmoe N`'s `blk\.I` + [`FFN_EXPS_REGEX`] for I below N (common.h).
 fn user_overrides(s: &Settings) -> Vec<(String, String)> {
     let mut ot: Vec<(String, String)> = s.overrides.iter().map(|o| (o.pattern.clone(), o.buft.clone())).collect();
     for il in 0..s.n_cpu_moe.min(MAX_PRINTED_NCMOE) {
-        ot.push((format!(r"blk\.{il}\.ffn_(up|down|gate|gate_up)_(ch|)exps"), "CPU".to_string()));
+        ot.push((format!(r"blk\.{il}{FFN_EXPS_REGEX}"), "CPU".to_string()));
     }
     ot
 }

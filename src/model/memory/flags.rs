@@ -4,6 +4,7 @@
 //! from camelCase keys). One conversion to [`Settings`] and one projection for both.
 
 use super::fit::{self, Fitted};
+use super::weights::FFN_EXPS_REGEX;
 use super::{Backend, CacheType, Device, FlashAttn, NoPlan, Override, PlacedTensor, Plan, Repack, Settings, MAX_DEVICES, MAX_OVERRIDES};
 use crate::model::description::Description;
 use serde::Deserialize;
@@ -181,7 +182,7 @@ impl Flags {
             overrides.push(Override::parse(o).ok_or_else(|| format!("-ot: {o} is not PATTERN=BUFT with a valid pattern"))?);
         }
         if a.cpu_moe {
-            overrides.push(Override::parse(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU").ok_or("internal: the -cmoe pattern")?);
+            overrides.push(Override::parse(&format!("{FFN_EXPS_REGEX}=CPU")).ok_or("internal: the -cmoe pattern")?);
         }
         if overrides.len() > MAX_OVERRIDES {
             return Err(format!("-ot: at most {MAX_OVERRIDES} overrides"));
@@ -226,14 +227,6 @@ impl Flags {
     /// them, but for those llama-fit-params prints itself (`-c`, `-ngl`, `-ts`, and `-ot`
     /// with `-cmoe`/`-ncmoe` as patterns): what the page shows before the fitted arguments.
     pub fn args_beside_fitted(&self) -> Vec<String> {
-        let mut a = self.args();
-        a.retain(|f| !["-ts ", "-ot ", "-cmoe", "-ncmoe "].iter().any(|p| f.starts_with(p)));
-        a
-    }
-
-    /// The llama.cpp arguments these flags set away from its defaults, as a person types
-    /// them, `-c` and `-ngl` left out.
-    pub fn args(&self) -> Vec<String> {
         let d = Flags::default();
         let mut f = Vec::new();
         if self.parallel != d.parallel {
@@ -266,6 +259,13 @@ impl Flags {
         if self.no_mmap || matches!(self.load_mode.as_str(), "none" | "mlock") {
             f.push("--no-mmap".into());
         }
+        f
+    }
+
+    /// The llama.cpp arguments these flags set away from its defaults, as a person types
+    /// them, `-c` and `-ngl` left out.
+    pub fn args(&self) -> Vec<String> {
+        let mut f = self.args_beside_fitted();
         if !self.tensor_split.is_empty() {
             f.push(format!("-ts {}", self.tensor_split.iter().map(|v| short_number(*v)).collect::<Vec<_>>().join(",")));
         }

@@ -167,6 +167,10 @@ pub fn expert_devices(desc: &Description, s: &Settings, layers: &[Option<usize>]
         .collect()
 }
 
+/// llama.cpp's `LLM_FFN_EXPS_REGEX` (common/common.h): the expert tensors `-cmoe` keeps on
+/// the CPU, and (after `blk\.N`) those of each layer `-ncmoe N` does.
+pub const FFN_EXPS_REGEX: &str = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps";
+
 /// `\.ffn_(up|down|gate|gate_up)_(ch|)exps`: the tensors `--cpu-moe` keeps on the CPU.
 pub fn is_expert(name: &str) -> bool {
     ["up", "down", "gate", "gate_up"].iter().any(|p| {
