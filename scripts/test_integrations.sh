@@ -3,8 +3,10 @@
 #   wheel       `pip install tensorpeek`: maturin (from PyPI, in a fresh venv) builds the
 #               wheel; it is installed into another fresh venv and run there
 #               (`tensorpeek`, `python -m tensorpeek`);
-#   pre-commit  the hook of .pre-commit-hooks.yaml through the real `pre-commit` package
-#               (`pre-commit try-repo` on this repository, in a temporary git repository);
+#   pre-commit  the hook of .pre-commit-hooks.yaml through the real `pre-commit` package, as
+#               a user configures it: a `.pre-commit-config.yaml` naming this repository (a
+#               snapshot of the working tree as one commit) at a `rev`, in a temporary git
+#               repository; pre-commit builds the hook's environment once for that rev;
 #   action      action.yml's steps through tests/action/run_action.py (a local runner:
 #               its `run:` steps executed, its `uses:` step checked), the SARIF it writes
 #               validated by the `jsonschema` package against the committed schema.
@@ -84,17 +86,29 @@ git -C "$git_repo" config user.name test
 cp tests/fixtures/one_tensor.safetensors "$git_repo/weights/clean.safetensors"
 cp tests/fixtures/scan/template_clean.gguf "$git_repo/weights/chat.gguf"
 printf 'not a model\n' > "$git_repo/docs/notes.md"
+# The hook's repository: the working tree as it is (tracked and new files, not ignored ones)
+# committed once, so that every run below uses one rev and so one hook environment (with
+# `try-repo` each run made a new commit, and pip built the wheel again: 45 s each).
+hook_repo=$work/hook-repo
+mkdir -p "$hook_repo"
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
+  | tar --null -T - -cf - | tar -xf - -C "$hook_repo"
+git -C "$hook_repo" init --quiet
+git -C "$hook_repo" add -A
+git -C "$hook_repo" -c user.email=test@example.org -c user.name=test commit --quiet -m snapshot
+rev=$(git -C "$hook_repo" rev-parse HEAD)
+printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: tensorpeek\n' "$hook_repo" "$rev" > "$git_repo/.pre-commit-config.yaml"
 git -C "$git_repo" add -A
-try_repo() { (cd "$git_repo" && "$work/tools-venv/bin/pre-commit" try-repo "$repo" tensorpeek "$@"); }
-check "hook passes on staged clean model files (builds the hook: language python, pip install of this repository)" exits 0 try_repo
+hook_run() { (cd "$git_repo" && "$work/tools-venv/bin/pre-commit" run "$@"); }
+check "hook passes on staged clean model files (builds the hook once: language python, pip install of this repository)" exits 0 hook_run
 cp tests/fixtures/pickle/mal_os_system.pkl "$git_repo/weights/evil.pkl"
 cp tests/fixtures/pickle/mal_os_system.pkl "$git_repo/docs/evil.txt"
 git -C "$git_repo" add -A
-check "hook fails on a staged dangerous pickle and names it" contains "weights/evil.pkl  DangerousGlobal" exits 1 try_repo
-check "hook passes only model files (docs/evil.txt is not a model file's name)" bash -c "! (cd '$git_repo' && '$work/tools-venv/bin/pre-commit' try-repo '$repo' tensorpeek --verbose 2>&1 | grep -q 'docs/evil.txt')"
+check "hook fails on a staged dangerous pickle and names it" contains "weights/evil.pkl  DangerousGlobal" exits 1 hook_run
+check "hook passes only model files (docs/evil.txt is not a model file's name)" bash -c "! (cd '$git_repo' && '$work/tools-venv/bin/pre-commit' run tensorpeek --verbose 2>&1 | grep -q 'docs/evil.txt')"
 git -C "$git_repo" rm --cached --quiet weights/evil.pkl docs/evil.txt
 rm "$git_repo/weights/evil.pkl" "$git_repo/docs/evil.txt"
-check "hook passes again once the pickle is unstaged" exits 0 try_repo
+check "hook passes again once the pickle is unstaged" exits 0 hook_run
 
 echo "== GitHub Action (action.yml, composite)"
 runner() { "$work/tools-venv/bin/python" tests/action/run_action.py "$repo" "$@"; }

@@ -141,6 +141,26 @@ fn two_places(v: &[f64]) -> Vec<String> {
     s
 }
 
+/// `tensorpeek fit FILE ARGS --json` for each planned run, on as many threads as the machine
+/// has cores (each a process; the outputs in the runs' order).
+fn fit_outputs(planned: &[(PathBuf, Vec<String>, bool)]) -> Vec<std::process::Output> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(planned.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut outputs: Vec<Option<std::process::Output>> = (0..planned.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut outputs);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((path, args, _)) = planned.get(i) else { break };
+                let out = Command::new(env!("CARGO_BIN_EXE_tensorpeek")).arg("fit").arg(path).args(args).arg("--json").output().unwrap();
+                slots.lock().unwrap()[i] = Some(out);
+            });
+        }
+    });
+    outputs.into_iter().map(|o| o.expect("every run's output")).collect()
+}
+
 #[test]
 fn fit_matches_what_llama_cpp_allocated() {
     let rec = recorded();
@@ -155,6 +175,9 @@ fn fit_matches_what_llama_cpp_allocated() {
     let mut compared_two = 0;
     let mut known_gaps = 0;
     let mut refusals = 0;
+    // Every run's file and arguments first (the sparse files written once each), then the
+    // `tensorpeek fit` processes, a few at a time, then the comparisons in recorded order.
+    let mut planned = Vec::new();
     for run in runs {
         let path = fixture(run, &dir, &mut made);
         let mut args: Vec<String> = run["args"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
@@ -168,7 +191,10 @@ fn fit_matches_what_llama_cpp_allocated() {
             args.drain(i..i + 2);
             args.extend(["--backend".to_string(), "rpc".to_string(), "--gpu".to_string(), vec!["20GiB"; n].join(",")]);
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_tensorpeek")).arg("fit").arg(&path).args(&args).arg("--json").output().unwrap();
+        planned.push((path, args, two_devices));
+    }
+    let outputs = fit_outputs(&planned);
+    for (run, ((_, args, two_devices), out)) in runs.iter().zip(planned.into_iter().zip(outputs)) {
         let label = format!("{} {}", run["fixture"].as_str().unwrap(), args.join(" "));
         let Ok(report) = serde_json::from_slice::<Value>(&out.stdout) else {
             failures.push(format!("{label}: no report ({})", String::from_utf8_lossy(&out.stderr)));
