@@ -408,4 +408,30 @@ mod tests {
         assert_eq!(norm_shift(Family::Gemma3, "model.layers.0.self_attn.q_norm.weight"), 1.0);
         assert_eq!(norm_shift(l, "model.norm.weight"), 0.0);
     }
+
+    /// conversion/falcon_h1.py's tests, in its order, on Falcon-H1's names.
+    #[test]
+    fn falcon_h1_multipliers_per_tensor() {
+        let config = serde_json::json!({
+            "model_type": "falcon_h1", "key_multiplier": 0.5, "attention_in_multiplier": 0.75, "ssm_out_multiplier": 0.25,
+            "ssm_in_multiplier": 1.5, "ssm_multipliers": [1.0, 2.0, 3.0, 4.0, 5.0], "mamba_d_ssm": 8, "mamba_n_groups": 2, "mamba_d_state": 3
+        });
+        let (arch, _) = Architecture::from_config(&config, "config.json");
+        let f = Family::FalconH1;
+        let keys = |hf: &str| mup_steps(f, hf, Some(&arch)).map(|r| r.map(|s| s.iter().map(|x| (x.key.clone(), x.rows.map(|r| (r.0, r.1)))).collect::<Vec<_>>()));
+        let k = Some(Ok(vec![("key_multiplier".to_string(), None), ("attention_in_multiplier".to_string(), None)]));
+        assert_eq!(keys("model.layers.0.self_attn.k_proj.weight"), k);
+        // `out_proj` is not `o_proj`; a bias is scaled like its weight.
+        assert_eq!(keys("model.layers.3.mamba.out_proj.weight"), Some(Ok(vec![("ssm_out_multiplier".to_string(), None)])));
+        assert_eq!(keys("model.layers.0.self_attn.k_proj.bias"), k);
+        assert_eq!(keys("model.layers.0.feed_forward.up_proj.weight"), None);
+        assert_eq!(keys("model.layers.0.mamba.norm.weight"), None);
+        let in_proj = keys("model.layers.1.mamba.in_proj.weight").unwrap().unwrap();
+        let rows: Vec<_> = in_proj.iter().map(|s| s.1).collect();
+        // z 0..8, x 8..16, B 16..22, C 22..28, dt 28..: groups × state = 6.
+        assert_eq!(rows, [None, Some((0, 8)), Some((8, 16)), Some((16, 22)), Some((22, 28)), Some((28, u64::MAX))]);
+        // A multiplier the config lacks: why the pair is not checked.
+        assert!(matches!(keys("model.layers.0.feed_forward.gate_proj.weight"), Some(Err(e)) if e.contains("mlp_multipliers[0]")));
+        assert_eq!(mup_steps(Family::Llama, "model.layers.0.self_attn.k_proj.weight", Some(&arch)), None);
+    }
 }
