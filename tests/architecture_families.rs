@@ -52,6 +52,7 @@ const FAMILIES: &[(&str, Family)] = &[
     ("glm4moe", Family::Glm4Moe),
     ("qwen3next", Family::Qwen3Next),
     ("llama4", Family::Llama4),
+    ("falconh1", Family::FalconH1),
 ];
 
 #[test]
@@ -127,6 +128,11 @@ fn a_changed_config_names_the_tensors() {
         // Layer 1 dense: its fused experts are unexpected, its dense MLP missing.
         ("llama4", "moe_layers", json!([0]), &["model.layers.1.feed_forward.gate_proj.weight"], &["model.layers.1.feed_forward.experts.gate_up_proj"], &[]),
         ("glm4moe", "first_k_dense_replace", json!(2), &["model.layers.1.mlp.gate_proj.weight"], &["model.layers.1.mlp.gate.e_score_correction_bias"], &[]),
+        // Falcon-H1: a wider SSM state widens in_proj's B / C rows and conv1d; without the
+        // gated norm its weight is unexpected.
+        ("falconh1", "mamba_d_state", json!(32), &[], &[], &["model.layers.0.mamba.in_proj.weight", "model.layers.1.mamba.conv1d.weight"]),
+        ("falconh1", "mamba_rms_norm", json!(false), &[], &["model.layers.0.mamba.norm.weight"], &[]),
+        ("falconh1", "mamba_d_ssm", json!(128), &[], &[], &["model.layers.1.mamba.out_proj.weight", "model.layers.0.mamba.norm.weight"]),
     ];
     for (family, key, value, missing, unexpected, misshapen) in cases {
         let exp = expected(family);
@@ -171,6 +177,10 @@ fn one_expert_removed_is_named_in_mixtral_olmoe_glm4moe() {
         ("qwen3next", "model.layers.1.linear_attn.A_log", "4 value heads"),
         ("llama4", "model.layers.0.feed_forward.experts.gate_up_proj", "4 experts, hidden_size 64, 2 × intermediate_size 32 (gate, up halves)"),
         ("llama4", "model.layers.1.feed_forward.shared_expert.up_proj.weight", "the shared expert"),
+        ("falconh1", "model.layers.1.mamba.in_proj.weight", "mamba_d_ssm 64 + conv_dim 96 + 4 heads"),
+        ("falconh1", "model.layers.0.self_attn.k_proj.weight", "kv_heads 2 × head_dim 16"),
+        ("falconh1", "model.layers.1.pre_ff_layernorm.weight", "hidden_size 64"),
+        ("falconh1", "model.final_layernorm.weight", "hidden_size 64"),
     ];
     for (family, removed, label) in cases {
         let exp = expected(family);

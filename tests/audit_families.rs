@@ -62,6 +62,8 @@ const FAMILIES: &[(&str, usize, usize)] = &[
     ("qwen3next", 127, 72),
     // 27 HF tensors; per layer gate_up_proj is 2 × 4 pieces, down_proj 4 (+10 a layer).
     ("llama4", 47, 24),
+    // 37 HF tensors, one pair each: the multipliers change values, not the layout.
+    ("falconh1", 37, 0),
 ];
 
 #[test]
@@ -266,4 +268,90 @@ fn llama4_transforms() {
     assert_eq!(by("model.layers.0.self_attn.q_proj.weight")["transforms"], serde_json::json!(["ggml_dims_reversed", "quantize(BF16→Q8_0)"]));
     assert_eq!(by("model.layers.0.feed_forward.router.weight")["target"], "blk.0.ffn_gate_inp.weight");
     assert_eq!(by("model.layers.1.feed_forward.shared_expert.down_proj.weight")["target"], "blk.1.ffn_down_shexp.weight");
+}
+
+/// Falcon-H1: the µP multipliers the converter folds into 18 tensors are redone in f32 in its
+/// order (`k_proj`: `key_multiplier`, then `attention_in_multiplier`; `in_proj`:
+/// `ssm_in_multiplier`, then its z / x / B / C / dt rows by `ssm_multipliers`) and rounded to
+/// the out type: BF16 exact, Q8_0 re-quantized byte for byte; `up_proj`, the norms and the
+/// SSM parameters are not scaled.
+#[test]
+fn falconh1_transforms() {
+    use serde_json::json;
+    let (a, _) = audit("hf/falconh1", &root().join("gguf/falconh1-BF16.gguf"));
+    let pairs = a["pairs"].as_array().unwrap();
+    let by = |s: &str| pairs.iter().find(|p| p["source"] == s).cloned().unwrap_or_else(|| panic!("no pair for {s}"));
+    let widen = "widen(BF16→F32)";
+    for (source, target, scale) in [
+        ("model.embed_tokens.weight", "token_embd.weight", json!(["mup_scale(embedding_multiplier=5.656854249492381)"])),
+        ("lm_head.weight", "output.weight", json!(["mup_scale(lm_head_multiplier=0.0390625)"])),
+        ("model.layers.0.self_attn.k_proj.weight", "blk.0.attn_k.weight", json!(["mup_scale(key_multiplier=0.390625)", "mup_scale(attention_in_multiplier=0.8)"])),
+        ("model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight", json!(["mup_scale(attention_in_multiplier=0.8)"])),
+        ("model.layers.1.self_attn.v_proj.weight", "blk.1.attn_v.weight", json!(["mup_scale(attention_in_multiplier=0.8)"])),
+        ("model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", json!(["mup_scale(attention_out_multiplier=0.9375)"])),
+        ("model.layers.0.feed_forward.gate_proj.weight", "blk.0.ffn_gate.weight", json!(["mup_scale(mlp_multipliers[0]=0.8838834764831844)"])),
+        ("model.layers.1.feed_forward.down_proj.weight", "blk.1.ffn_down.weight", json!(["mup_scale(mlp_multipliers[1]=0.5859375)"])),
+        ("model.layers.1.mamba.out_proj.weight", "blk.1.ssm_out.weight", json!(["mup_scale(ssm_out_multiplier=0.23570226039551587)"])),
+        (
+            "model.layers.0.mamba.in_proj.weight",
+            "blk.0.ssm_in.weight",
+            json!([
+                "mup_scale(ssm_in_multiplier=1.25)",
+                "mup_scale(ssm_multipliers[0]=0.3535533905932738 on rows 0..64: z)",
+                "mup_scale(ssm_multipliers[1]=0.25 on rows 64..128: x)",
+                "mup_scale(ssm_multipliers[2]=0.3535533905932738 on rows 128..144: B)",
+                "mup_scale(ssm_multipliers[3]=0.5 on rows 144..160: C)",
+                "mup_scale(ssm_multipliers[4]=0.3535533905932738 on rows 160..164: dt)"
+            ]),
+        ),
+    ] {
+        let p = by(source);
+        let mut want = vec![json!("ggml_dims_reversed"), json!(widen)];
+        want.extend(scale.as_array().unwrap().iter().cloned());
+        want.push(json!("narrow(F32→BF16)"));
+        assert_eq!((p["target"].as_str(), p["verdict"].as_str(), p["requant_exact"].is_null()), (Some(target), Some("exact"), true), "{source}");
+        assert_eq!(p["transforms"], Value::Array(want), "{source}");
+    }
+    let scaled = pairs.iter().filter(|p| p["transforms"].as_array().unwrap().iter().any(|t| t.as_str().unwrap().starts_with("mup_scale"))).count();
+    assert_eq!(scaled, 2 + 2 * 8, "embedding, output and 8 tensors a layer");
+    for (source, target, transforms) in [
+        ("model.layers.0.feed_forward.up_proj.weight", "blk.0.ffn_up.weight", json!(["ggml_dims_reversed"])),
+        ("model.layers.1.pre_ff_layernorm.weight", "blk.1.ffn_norm", json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.final_layernorm.weight", "output_norm.weight", json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+        ("model.layers.0.mamba.A_log", "blk.0.ssm_a", json!(["ggml_dims_reversed", "reshape([4]→[4, 1])", "neg_exp(A = -exp(A_log))", "widen(BF16→F32)"])),
+        ("model.layers.1.mamba.norm.weight", "blk.1.ssm_norm.weight", json!(["ggml_dims_reversed", "reshape([64]→[1, 64])", "widen(BF16→F32)"])),
+        ("model.layers.1.mamba.conv1d.weight", "blk.1.ssm_conv1d.weight", json!(["ggml_dims_reversed", "reshape([96, 1, 4]→[96, 4])", "widen(BF16→F32)"])),
+        ("model.layers.0.mamba.dt_bias", "blk.0.ssm_dt.bias", json!(["ggml_dims_reversed", "widen(BF16→F32)"])),
+    ] {
+        let p = by(source);
+        assert_eq!((p["target"].as_str(), p["verdict"].as_str()), (Some(target), Some("exact")), "{source}");
+        assert_eq!(p["transforms"], transforms, "{source}");
+    }
+
+    let (a, _) = audit("hf/falconh1", &root().join("gguf/falconh1-Q8_0.gguf"));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == "model.layers.1.mamba.in_proj.weight").cloned().unwrap();
+    assert_eq!((p["verdict"].as_str(), p["requant_exact"].as_bool(), p["target_dtype"].as_str()), (Some("close"), Some(true), Some("Q8_0")));
+    let t = p["transforms"].as_array().unwrap();
+    assert_eq!((t.first(), t.last()), (Some(&json!("ggml_dims_reversed")), Some(&json!("quantize(F32→Q8_0)"))));
+}
+
+/// The multipliers are really redone from config.json: with `key_multiplier` changed in a
+/// copy of hf/falconh1, exactly the two `k_proj` pairs fail, in both out types.
+#[test]
+fn falconh1_a_changed_multiplier_fails_its_tensors() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("falconh1_key_multiplier");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(root().join("hf/falconh1")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    assert_eq!(config["key_multiplier"], 0.390625);
+    config["key_multiplier"] = serde_json::json!(0.4);
+    std::fs::write(dir.join("config.json"), serde_json::to_string(&config).unwrap()).unwrap();
+    for out_type in ["BF16", "Q8_0"] {
+        let (a, status) = audit(dir.to_str().unwrap(), &root().join(format!("gguf/falconh1-{out_type}.gguf")));
+        let bad: BTreeSet<&str> = a["pairs"].as_array().unwrap().iter().filter(|p| p["verdict"] == "mismatch").filter_map(|p| p["target"].as_str()).collect();
+        assert_eq!((status, bad), (1, BTreeSet::from(["blk.0.attn_k.weight", "blk.1.attn_k.weight"])), "{out_type}");
+    }
 }

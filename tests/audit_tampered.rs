@@ -367,3 +367,26 @@ fn a_checkpoint_without_one_expert_leaves_its_slice_unpaired() {
     assert_eq!(t["bytes"], 64 * 34);
     assert_eq!(a["reconciliation"]["tensor_bytes"]["adds_up"], true);
 }
+
+#[test]
+fn one_value_of_a_falconh1_scaled_tensor() {
+    // falconh1 BF16: blk.1.ssm_in ([164, 64]) row 161 — the dt block, scaled by
+    // ssm_in_multiplier and ssm_multipliers[4] — column 3, sign-flipped.
+    let f = tampered("falconh1_ssm_in", "falconh1", "BF16", &[("blk.1.ssm_in.weight", Edit::Xor((161 * 64 + 3) * 2 + 1, 0x80))]);
+    let (bad, a) = failing("falconh1", &f);
+    let src = "model.layers.1.mamba.in_proj.weight";
+    assert_eq!(bad, set(&[(src, "blk.1.ssm_in.weight", "null".into())]));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src).unwrap();
+    assert_eq!((p["verdict"].as_str(), p["first_mismatch"]["index"].as_u64()), (Some("mismatch"), Some(161 * 64 + 3)));
+    // `source` is the value the converter wrote there: the scaled value, rounded to BF16.
+    assert_eq!(p["first_mismatch"]["source"], -p["first_mismatch"]["target"].as_f64().unwrap());
+
+    // falconh1 Q8_0: blk.0.attn_k ([32, 64]: 2 blocks of 34 bytes a row), block 5 (row 2,
+    // its second half), quant 7 off by 64 steps: element 2·64 + 32 + 7 of k_proj.
+    let f = tampered("falconh1_q8_attn_k", "falconh1", "Q8_0", &[("blk.0.attn_k.weight", Edit::Xor(5 * 34 + 2 + 7, 0x40))]);
+    let (bad, a) = failing("falconh1", &f);
+    let src = "model.layers.0.self_attn.k_proj.weight";
+    assert_eq!(bad, set(&[(src, "blk.0.attn_k.weight", "null".into())]));
+    let p = a["pairs"].as_array().unwrap().iter().find(|p| p["source"] == src).unwrap();
+    assert_eq!((p["first_mismatch"]["index"].as_u64(), p["requant_exact"].as_bool()), (Some(2 * 64 + 32 + 7), Some(false)));
+}

@@ -15,7 +15,7 @@ use tensorpeek::formats::gguf::{self, GgufFile, Value};
 use tensorpeek::formats::Step;
 use tensorpeek::model::description::{Attention, Description, Ffn, MemoryKind, Side, SwaKind};
 
-const FAMILIES: [&str; 13] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4"];
+const FAMILIES: [&str; 14] = ["llama", "qwen3", "gemma3", "qwen3moe", "deepseek3", "gptoss", "granitehybrid", "mamba2", "mixtral", "olmoe", "glm4moe", "qwen3next", "llama4", "falconh1"];
 const TYPES: [&str; 2] = ["BF16", "Q8_0"];
 
 fn dir() -> PathBuf {
@@ -310,9 +310,18 @@ fn third_party_values() {
                     let r = d.recurrent.unwrap();
                     assert_eq!((r.r, r.s), ((conv - 1) * (inner + 2 * group * state), state * inner), "{at}");
                 }
+                "falconh1" => {
+                    // A parallel hybrid: every layer attends (its own KV cache) and keeps a
+                    // recurrent state (llama.cpp's falcon-h1 marks every layer recurrent).
+                    assert!(d.layers.iter().all(|l| l.recurrent && l.attention == Attention::Full), "{at}");
+                    assert_eq!((l0.n_head, l0.n_head_kv), (kv_u64(&exp, "attention.head_count"), kv_u64(&exp, "attention.head_count_kv")), "{at}");
+                    assert_eq!((l0.head_k, l0.head_v), (kv_u64(&exp, "attention.key_length"), kv_u64(&exp, "attention.value_length")), "{at}");
+                    assert_eq!(dense(d, 1), kv_u64(&exp, "feed_forward_length"), "{at}");
+                    assert_eq!(d.memory, MemoryKind::Hybrid, "{at}");
+                }
                 _ => {}
             }
-            if matches!(family, "granitehybrid" | "mamba2") {
+            if matches!(family, "granitehybrid" | "mamba2" | "falconh1") {
                 // n_embd_r = (d_conv - 1)(d_inner + 2 n_group d_state), n_embd_s = d_state d_inner.
                 let (conv, inner, state, group) =
                     (kv_u64(&exp, "ssm.conv_kernel"), kv_u64(&exp, "ssm.inner_size"), kv_u64(&exp, "ssm.state_size"), kv_u64(&exp, "ssm.group_count"));
@@ -343,6 +352,7 @@ fn pattern_and_active_parameters() {
         ("glm4moe", "FFf"),
         ("qwen3next", "RRRF"),
         ("llama4", "CC"),
+        ("falconh1", "FF"),
     ];
     for (family, strip) in strips {
         assert_eq!(from_gguf(family, "BF16").pattern(), strip, "{family}");

@@ -75,6 +75,10 @@ pub enum Family {
     /// (`gate_up_proj [E, hidden, 2·ff]`, `down_proj [E, ff, hidden]`), a router and a shared
     /// expert in the `moe_layers`, a dense MLP of `intermediate_size_mlp` elsewhere.
     Llama4,
+    /// falcon_h1 (Falcon-H1): a parallel hybrid — every layer has attention (`self_attn.*`)
+    /// and a Mamba-2 mixer (`mamba.*`) side by side, then a dense `feed_forward`; µP
+    /// multipliers in the config that llama.cpp's converter folds into the weights.
+    FalconH1,
     /// Anything else: the config is shown raw, no inventory check.
     Unknown,
 }
@@ -99,6 +103,7 @@ impl Family {
             "glm4_moe" => Family::Glm4Moe,
             "qwen3_next" => Family::Qwen3Next,
             "llama4_text" => Family::Llama4,
+            "falcon_h1" => Family::FalconH1,
             _ => Family::Unknown,
         }
     }

@@ -170,7 +170,7 @@ impl<S: ByteSource, F: FnMut(&AuditProgress) -> bool> Reader<'_, S, F> {
         let piece = spec.piece_elements();
         let (sb, tb) = spec.bytes_of(piece);
         let mut pieces = (self.chunk() / sb.max(tb).max(1)).max(1);
-        if matches!(spec.method, Method::Values { .. } | Method::NegExp { .. }) {
+        if matches!(spec.method, Method::Values { .. } | Method::NegExp { .. } | Method::Scaled { .. }) {
             pieces = pieces.min((MAX_DECODED_VALUES / piece).max(1));
         }
         pieces.saturating_mul(piece)

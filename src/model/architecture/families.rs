@@ -57,6 +57,13 @@
 //!   [E, intermediate_size, hidden]`, `feed_forward.shared_expert.*` of `intermediate_size`;
 //!   the others `feed_forward.*_proj` of `intermediate_size_mlp`.
 //!
+//! - **falcon_h1** (`modeling_falcon_h1.py`): every layer `input_layernorm`, attention
+//!   (`self_attn.*`, `head_dim`, biased with `attention_bias`) and a Mamba-2 mixer
+//!   (`mamba.*`) in parallel, `d_inner` = `mamba_d_ssm` (else `mamba_expand · hidden`),
+//!   `in_proj` biased with `mamba_proj_bias`, `out_proj` with `projectors_bias`, the gated
+//!   `norm` only with `mamba_rms_norm`; then `pre_ff_layernorm` and `feed_forward.*` of
+//!   `intermediate_size` (biased with `mlp_bias`); the final norm is `final_layernorm`.
+//!
 //! The Mamba-2 mixer: `d_inner = num_heads · head_dim`, `conv_dim = d_inner +
 //! 2 · n_groups · state_size`; `in_proj [d_inner + conv_dim + num_heads, hidden]`,
 //! `conv1d.weight [conv_dim, 1, conv_kernel]` (+ bias), `A_log`, `D`, `dt_bias`
@@ -153,10 +160,10 @@ fn dense_then_routed(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: 
 
 /// A Mamba-2 mixer under `m`.
 fn mamba(o: &mut Out, m: &str, hidden: u64, c: &Mamba) -> Option<()> {
-    let d_inner = mul(c.heads, c.head_dim)?;
+    let d_inner = c.inner;
     let conv_dim = d_inner.checked_add(mul(2, mul(c.groups, c.state)?)?)?;
     let in_proj = d_inner.checked_add(conv_dim)?.checked_add(c.heads)?;
-    let d = format!("d_inner {d_inner} = {} heads × {}", c.heads, c.head_dim);
+    let d = c.inner_why.clone();
     o.push(format!("{m}in_proj.weight"), vec![in_proj, hidden], format!("{d} + conv_dim {conv_dim} + {} heads, hidden_size {hidden}", c.heads));
     if c.proj_bias {
         o.push(format!("{m}in_proj.bias"), vec![in_proj], format!("{d} + conv_dim {conv_dim} + heads"));
@@ -168,9 +175,11 @@ fn mamba(o: &mut Out, m: &str, hidden: u64, c: &Mamba) -> Option<()> {
     for p in ["A_log", "D", "dt_bias"] {
         o.push(format!("{m}{p}"), vec![c.heads], format!("{} heads", c.heads));
     }
-    o.push(format!("{m}norm.weight"), vec![d_inner], d.clone());
+    if c.norm {
+        o.push(format!("{m}norm.weight"), vec![d_inner], d.clone());
+    }
     o.push(format!("{m}out_proj.weight"), vec![hidden, d_inner], format!("hidden_size {hidden}, {d}"));
-    if c.proj_bias {
+    if c.out_bias {
         o.push(format!("{m}out_proj.bias"), vec![hidden], format!("hidden_size {hidden}"));
     }
     Some(())
@@ -178,12 +187,32 @@ fn mamba(o: &mut Out, m: &str, hidden: u64, c: &Mamba) -> Option<()> {
 
 struct Mamba {
     heads: u64,
-    head_dim: u64,
+    /// `d_inner`: heads × head_dim (Falcon-H1: `mamba_d_ssm`), and how it was found.
+    inner: u64,
+    inner_why: String,
     groups: u64,
     state: u64,
     kernel: u64,
     conv_bias: bool,
     proj_bias: bool,
+    /// `out_proj`'s bias (Falcon-H1: `projectors_bias`; elsewhere the in-projection's).
+    out_bias: bool,
+    /// The gated RMS norm (Falcon-H1 without `mamba_rms_norm` has none).
+    norm: bool,
+}
+
+impl Mamba {
+    /// granite's and mamba2's mixer from the config keys of its heads, head size, groups
+    /// (default 1), state, kernel, conv bias (default true) and projection bias (default
+    /// false): `d_inner = heads × head_dim`, one bias flag for both projections, always a norm.
+    fn of_heads(arch: &Architecture, [heads, head_dim, groups, state, kernel, conv_bias, proj_bias]: [&str; 7]) -> Option<Mamba> {
+        let (heads, head_dim) = (get(arch, &[heads])?, get(arch, &[head_dim])?);
+        let (groups, state, kernel) = (get(arch, &[groups]).unwrap_or(1), get(arch, &[state])?, get(arch, &[kernel])?);
+        let (conv_bias, proj_bias) = (flag(arch, conv_bias, true), flag(arch, proj_bias, false));
+        let inner = mul(heads, head_dim)?;
+        let inner_why = format!("d_inner {inner} = {heads} heads × {head_dim}");
+        Some(Mamba { heads, inner, inner_why, groups, state, kernel, conv_bias, proj_bias, out_bias: proj_bias, norm: true })
+    }
 }
 
 /// The inventory, or `None` when a dimension it needs is missing.
@@ -211,7 +240,11 @@ pub fn expected_tensors(arch: &Architecture, prefix: &str) -> Option<Vec<Expecte
             }
         }
     }
-    let final_norm = if arch.family == Family::Mamba2 { "norm_f" } else { "norm" };
+    let final_norm = match arch.family {
+        Family::Mamba2 => "norm_f",
+        Family::FalconH1 => "final_layernorm",
+        _ => "norm",
+    };
     o.push(format!("{prefix}{final_norm}.weight"), vec![hidden], format!("hidden_size {hidden}"));
     if !arch.tie_word_embeddings {
         o.push("lm_head.weight".into(), vec![vocab, hidden], format!("vocab_size {vocab} × hidden_size {hidden}, tie_word_embeddings false"));
@@ -276,15 +309,7 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
             norm(o, "input_layernorm");
             let kind = arch.raw.get("layer_types").and_then(Value::as_array).and_then(|a| a.get(usize::try_from(i).ok()?)).and_then(Value::as_str).unwrap_or("attention");
             if kind == "mamba" {
-                let c = Mamba {
-                    heads: get(arch, &["mamba_n_heads"])?,
-                    head_dim: get(arch, &["mamba_d_head"])?,
-                    groups: get(arch, &["mamba_n_groups"]).unwrap_or(1),
-                    state: get(arch, &["mamba_d_state"])?,
-                    kernel: get(arch, &["mamba_d_conv"])?,
-                    conv_bias: flag(arch, "mamba_conv_bias", true),
-                    proj_bias: flag(arch, "mamba_proj_bias", false),
-                };
+                let c = Mamba::of_heads(arch, ["mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state", "mamba_d_conv", "mamba_conv_bias", "mamba_proj_bias"])?;
                 mamba(o, &format!("{l}mamba."), hidden, &c)?;
             } else {
                 let (heads, kv) = (arch.attention_heads?, arch.kv_heads?);
@@ -404,17 +429,44 @@ fn layer(arch: &Architecture, o: &mut Out, l: &str, i: u64, hidden: u64) -> Opti
                 mlp(o, &format!("{l}feed_forward."), hidden, get(arch, &["intermediate_size_mlp"])?, "a dense layer: intermediate_size_mlp");
             }
         }
+        Family::FalconH1 => {
+            // Every layer: attention and a Mamba-2 mixer in parallel, then the MLP.
+            let (heads, kv, hd) = (arch.attention_heads?, arch.kv_heads?, arch.head_dim?);
+            norm(o, "input_layernorm");
+            attention(o, l, hidden, heads, kv, hd, arch.attention_bias)?;
+            let (m_heads, expand) = (get(arch, &["mamba_n_heads"])?, get(arch, &["mamba_expand"]).unwrap_or(2));
+            let (inner, inner_why) = match get(arch, &["mamba_d_ssm"]) {
+                Some(d) => (d, format!("mamba_d_ssm {d}")),
+                None => {
+                    let d = mul(expand, hidden)?;
+                    (d, format!("d_inner {d} = mamba_expand {expand} × hidden_size {hidden}"))
+                }
+            };
+            let c = Mamba {
+                heads: m_heads,
+                inner,
+                inner_why,
+                groups: get(arch, &["mamba_n_groups"]).unwrap_or(1),
+                state: get(arch, &["mamba_d_state"])?,
+                kernel: get(arch, &["mamba_d_conv"])?,
+                conv_bias: flag(arch, "mamba_conv_bias", true),
+                proj_bias: flag(arch, "mamba_proj_bias", false),
+                out_bias: flag(arch, "projectors_bias", false),
+                norm: flag(arch, "mamba_rms_norm", false),
+            };
+            mamba(o, &format!("{l}mamba."), hidden, &c)?;
+            norm(o, "pre_ff_layernorm");
+            let ff = arch.intermediate_size?;
+            mlp(o, &format!("{l}feed_forward."), hidden, ff, "intermediate_size");
+            if arch.mlp_bias {
+                for (p, n) in [("gate_proj", ff), ("up_proj", ff), ("down_proj", hidden)] {
+                    o.push(format!("{l}feed_forward.{p}.bias"), vec![n], format!("{n} outputs"));
+                }
+            }
+        }
         Family::Mamba2 => {
             o.push(format!("{l}norm.weight"), vec![hidden], format!("hidden_size {hidden}"));
-            let c = Mamba {
-                heads: get(arch, &["num_heads"])?,
-                head_dim: get(arch, &["head_dim"])?,
-                groups: get(arch, &["n_groups"]).unwrap_or(1),
-                state: get(arch, &["state_size"])?,
-                kernel: get(arch, &["conv_kernel"])?,
-                conv_bias: flag(arch, "use_conv_bias", true),
-                proj_bias: flag(arch, "use_bias", false),
-            };
+            let c = Mamba::of_heads(arch, ["num_heads", "head_dim", "n_groups", "state_size", "conv_kernel", "use_conv_bias", "use_bias"])?;
             mamba(o, &format!("{l}mixer."), hidden, &c)?;
         }
         _ => return None,

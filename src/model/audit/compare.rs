@@ -9,7 +9,11 @@
 //!   bytes differ is decoded, for the differences' statistics;
 //! - [`Method::Values`]: both sides are decoded to f32, the source transformed (gemma's
 //!   `+ 1` on norms) and, for a rounding target, re-quantized ([`Requant`]) to check the
-//!   target's bytes.
+//!   target's bytes;
+//! - [`Method::Scaled`]: the source decoded to f32 and multiplied, in f32 and in the
+//!   converter's order, by the factors it folds into the weights (Falcon-H1's µP
+//!   multipliers), then rounded to the target's type: a float target must hold exactly that
+//!   rounding, a block type is re-quantized from the scaled values.
 
 use crate::dtype::decode::Codec;
 use crate::dtype::quantize::Requant;
@@ -45,6 +49,42 @@ pub enum Method {
     /// of the fixtures is 1 ulp off) — and must give the source back (ln(−A) rounded to the
     /// source's type is the source value, bit for bit).
     NegExp { source: Codec, target: Codec },
+    /// Falcon-H1's µP multipliers (`conversion/falcon_h1.py`): each source value widened to
+    /// f32, multiplied by each factor of `scale` in turn (f32 products, as torch's), then —
+    /// `round` — rounded to a float target's type (BF16, F16: the target must hold those
+    /// values exactly, `class` is `Lossless`) or re-quantized to a block type (`class`
+    /// `Requant`, as [`Method::Values`]); an F32 target holds the products themselves.
+    Scaled { source: Codec, target: Codec, scale: Scale, round: Option<Requant>, class: Class },
+}
+
+/// Multiplications folded into a tensor's values, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scale {
+    /// Elements per source row: a step restricted to rows finds an element's row by it.
+    pub cols: u64,
+    pub steps: Vec<ScaleStep>,
+}
+
+/// One f32 multiplication, of every element or of the rows `start..end` only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleStep {
+    pub factor: f32,
+    pub rows: Option<(u64, u64)>,
+}
+
+impl Scale {
+    /// Scales `values`, whose first is element `first` of the source (row-major).
+    pub fn apply(&self, values: &mut [f32], first: u64) {
+        let cols = self.cols.max(1);
+        for (k, v) in values.iter_mut().enumerate() {
+            let row = first.saturating_add(k as u64) / cols;
+            for s in &self.steps {
+                if s.rows.is_none_or(|(a, b)| a <= row && row < b) {
+                    *v *= s.factor;
+                }
+            }
+        }
+    }
 }
 
 /// How many f32 values lie between `a` and `b` (0: equal).
@@ -215,7 +255,7 @@ pub struct Comparator {
 
 impl Comparator {
     pub fn new(method: Method) -> Comparator {
-        let requant_equal = matches!(method, Method::Values { class: Class::Requant(_), .. }).then_some(true);
+        let requant_equal = matches!(method, Method::Values { class: Class::Requant(_), .. } | Method::Scaled { class: Class::Requant(_), .. }).then_some(true);
         Comparator {
             method,
             diffs: Diffs { values_known: true, requant_equal, ..Diffs::default() },
@@ -237,9 +277,11 @@ impl Comparator {
     /// stops on). A quantized target's rms criterion is only known at the end.
     pub fn failed(&self) -> bool {
         match &self.method {
-            Method::Bytes { .. } | Method::Values { class: Class::Lossless, .. } | Method::NegExp { .. } => self.diffs.differing > 0,
-            Method::Values { class: Class::Requant(_), .. } => self.diffs.first_out_of_tolerance.is_some(),
-            Method::Values { class: Class::Quantized { .. }, .. } => false,
+            Method::Bytes { .. } | Method::Values { class: Class::Lossless, .. } | Method::Scaled { class: Class::Lossless, .. } | Method::NegExp { .. } => {
+                self.diffs.differing > 0
+            }
+            Method::Values { class: Class::Requant(_), .. } | Method::Scaled { class: Class::Requant(_), .. } => self.diffs.first_out_of_tolerance.is_some(),
+            Method::Values { class: Class::Quantized { .. }, .. } | Method::Scaled { class: Class::Quantized { .. }, .. } => false,
         }
     }
 
@@ -298,44 +340,31 @@ impl Comparator {
                 }
             }
             Method::Values { source: sc, target: tc, shift, class } => {
-                let (shift, class) = (*shift, *class);
                 self.sv.clear();
                 self.tv.clear();
                 sc.decode(source, &mut self.sv);
                 tc.decode(target, &mut self.tv);
-                if shift != 0.0 {
+                if *shift != 0.0 {
                     for v in &mut self.sv {
-                        *v += shift;
+                        *v += *shift;
                     }
                 }
-                if let Class::Requant(r) = class {
+                judge(&mut self.diffs, &mut self.requant, (&self.sv, &self.tv), *class, target, index);
+            }
+            Method::Scaled { source: sc, target: tc, scale, round, class } => {
+                self.sv.clear();
+                self.tv.clear();
+                sc.decode(source, &mut self.sv);
+                tc.decode(target, &mut self.tv);
+                scale.apply(&mut self.sv, index);
+                if let Some(r) = round {
+                    // What the float target must hold: the products rounded to its type.
                     self.requant.clear();
                     r.quantize(&self.sv, &mut self.requant);
-                    if self.requant.as_slice() != target {
-                        self.diffs.requant_equal = Some(false);
-                    }
+                    self.sv.clear();
+                    tc.decode(&self.requant, &mut self.sv);
                 }
-                for (k, (&s, &t)) in self.sv.iter().zip(&self.tv).enumerate() {
-                    let i = index.saturating_add(k as u64);
-                    let (sw, tw) = (f64::from(s), f64::from(t));
-                    let differs = self.diffs.element(i, sw, tw);
-                    let Class::Requant(r) = class else { continue };
-                    let (bv, bb) = (r.block_values().max(1), r.block_bytes());
-                    let out = if bv == 1 {
-                        // A narrowing float: the target must be the re-encoded source.
-                        let at = k.saturating_mul(bb);
-                        self.requant.get(at..at.saturating_add(bb)) != target.get(at..at.saturating_add(bb))
-                    } else {
-                        // A block type: within one step |d| of the block's grid.
-                        let step = target.get(k / bv * bb..).and_then(|blk| r.step(blk)).map_or(0.0, f64::from);
-                        // (a NaN difference is not within it)
-                        let within = (tw - sw).abs() <= step;
-                        differs && !within
-                    };
-                    if out {
-                        keep_first(&mut self.diffs.first_out_of_tolerance, Mismatch { index: i, source: sw, target: tw });
-                    }
-                }
+                judge(&mut self.diffs, &mut self.requant, (&self.sv, &self.tv), *class, target, index);
             }
         }
     }
@@ -379,7 +408,7 @@ impl Comparator {
         }
         let class = match &self.method {
             Method::Bytes { .. } | Method::NegExp { .. } => Class::Lossless,
-            Method::Values { class, .. } => *class,
+            Method::Values { class, .. } | Method::Scaled { class, .. } => *class,
         };
         match class {
             Class::Lossless => {
@@ -407,6 +436,39 @@ impl Comparator {
             }
         }
         out
+    }
+}
+
+/// Records decoded source values `sv` (transformed) against target values `tv` per `class`;
+/// a rounding target's `target` bytes are checked against the source re-quantized.
+fn judge(diffs: &mut Diffs, requant: &mut Vec<u8>, (sv, tv): (&[f32], &[f32]), class: Class, target: &[u8], index: u64) {
+    if let Class::Requant(r) = class {
+        requant.clear();
+        r.quantize(sv, requant);
+        if requant.as_slice() != target {
+            diffs.requant_equal = Some(false);
+        }
+    }
+    for (k, (&s, &t)) in sv.iter().zip(tv).enumerate() {
+        let i = index.saturating_add(k as u64);
+        let (sw, tw) = (f64::from(s), f64::from(t));
+        let differs = diffs.element(i, sw, tw);
+        let Class::Requant(r) = class else { continue };
+        let (bv, bb) = (r.block_values().max(1), r.block_bytes());
+        let out = if bv == 1 {
+            // A narrowing float: the target must be the re-encoded source.
+            let at = k.saturating_mul(bb);
+            requant.get(at..at.saturating_add(bb)) != target.get(at..at.saturating_add(bb))
+        } else {
+            // A block type: within one step |d| of the block's grid.
+            let step = target.get(k / bv * bb..).and_then(|blk| r.step(blk)).map_or(0.0, f64::from);
+            // (a NaN difference is not within it)
+            let within = (tw - sw).abs() <= step;
+            differs && !within
+        };
+        if out {
+            keep_first(&mut diffs.first_out_of_tolerance, Mismatch { index: i, source: sw, target: tw });
+        }
     }
 }
 
@@ -571,6 +633,34 @@ mod tests {
         let mut c = Comparator::new(m);
         c.compare(&f32b(&neg), &q, 0);
         assert_eq!(c.finish().verdict, Verdict::Mismatch);
+    }
+
+    /// 1.0 × f32(0.8) = 0.800000011920929 rounds to BF16 0x3F4D (0.80078125, not 0x3F4C
+    /// 0.796875); × f32(0.25) more (row 1 only) it is 0x3E4D (0.2001953125).
+    #[test]
+    fn scaled_rows_round_to_the_target() {
+        let src = bf16(&[1.0, 1.0, 1.0, 1.0]);
+        let scale = Scale { cols: 2, steps: vec![ScaleStep { factor: 0.8, rows: None }, ScaleStep { factor: 0.25, rows: Some((1, 2)) }] };
+        let m = Method::Scaled { source: Codec::Bf16, target: Codec::Bf16, scale, round: Some(Requant::Bf16), class: Class::Lossless };
+        let want: Vec<u8> = [0x3F4Du16, 0x3F4D, 0x3E4D, 0x3E4D].iter().flat_map(|b| b.to_le_bytes()).collect();
+        let mut c = Comparator::new(m.clone());
+        c.compare(&src, &want, 0);
+        let o = c.finish();
+        assert_eq!((o.verdict, o.count, o.requant_exact), (Verdict::Exact, Some(4), None));
+        // The second half alone, as a later chunk: its rows are found from the index.
+        let mut c = Comparator::new(m.clone());
+        c.compare(&src[4..], &want[4..], 2);
+        assert_eq!(c.finish().verdict, Verdict::Exact);
+        // Unscaled, or scaled once too few: a mismatch at the first element that differs.
+        let mut c = Comparator::new(m.clone());
+        c.compare(&src, &src, 0);
+        assert_eq!(c.finish().first_mismatch.map(|x| (x.index, x.source)), Some((0, 0.80078125)));
+        let mut once = want.clone();
+        once[4..].copy_from_slice(&want[..4]);
+        let mut c = Comparator::new(m);
+        c.compare(&src, &once, 0);
+        assert!(c.failed());
+        assert_eq!(c.finish().first_mismatch.map(|x| (x.index, x.source, x.target)), Some((2, 0.2001953125, 0.80078125)));
     }
 
     #[test]

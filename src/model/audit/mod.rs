@@ -8,7 +8,7 @@
 //!   converter's transformations are undone and named: GGUF's reversed dims
 //!   (`ggml_dims_reversed`, no change to the data), the llama Q/K row permutation
 //!   ([`permute`]), BF16/F16 → F32 widening (checked bit for bit), gemma's `+ 1` on norm
-//!   weights, re-quantization to the target type ([`crate::dtype::quantize`]); generated
+//!   weights, Falcon-H1's µP multipliers (redone in f32), re-quantization to the target type ([`crate::dtype::quantize`]); generated
 //!   tensors are checked against config.json ([`generated`]); tied embeddings are paired;
 //! - **identity** (safetensors ↔ safetensors, GGUF ↔ GGUF): pairing by name ("what did
 //!   this fine-tune change?").
@@ -26,7 +26,7 @@ pub mod reconcile;
 mod report;
 pub mod roles;
 
-pub use compare::{Class, Comparator, Method, Mismatch, Outcome, Verdict};
+pub use compare::{Class, Comparator, Method, Mismatch, Outcome, Scale, ScaleStep, Verdict};
 pub use pair::MAX_GATHER_SOURCE_BYTES;
 pub use pieces::{Gather, Part};
 pub use report::{summary_line, Audit, GeneratedCheck, PairReport, Summary};
@@ -121,7 +121,7 @@ impl ReadSpec {
     /// both sides (and of re-quantization blocks).
     pub fn piece_elements(&self) -> u64 {
         let mut l = lcm(self.source_unit.values, self.target_unit.values);
-        if let Method::Values { class: Class::Requant(r), .. } = &self.method {
+        if let Method::Values { class: Class::Requant(r), .. } | Method::Scaled { class: Class::Requant(r), .. } = &self.method {
             l = lcm(l, r.block_values() as u64);
         }
         l.max(1)
@@ -316,7 +316,7 @@ pub fn plan(source: &Side<'_>, target: &Side<'_>) -> Result<Plan, PlanError> {
         .and_then(|g| arch_u64(g, "attention.head_count_kv"))
         .or_else(|| config.and_then(|c| c.kv_heads))
         .or(n_head);
-    let ctx = pair::Context { family, identity, target_is_gguf: tf == Format::Gguf, n_head, n_head_kv };
+    let ctx = pair::Context { family, identity, target_is_gguf: tf == Format::Gguf, n_head, n_head_kv, config };
     let architecture = gguf_arch.or_else(|| config.and_then(|c| c.model_type.clone()));
 
     let s_tensors = side_tensors(source);

@@ -2,7 +2,7 @@
 //! rows, the Q/K permutation or gather, and the method — or why the pair is decided
 //! without reading.
 
-use super::compare::{self, Class, Method, Outcome, Verdict};
+use super::compare::{self, Class, Method, Outcome, Scale, ScaleStep, Verdict};
 use super::permute::QkPermutation;
 use super::pieces::Piece;
 use super::roles::{self, QkRole, ValueOp};
@@ -11,7 +11,7 @@ use crate::dtype::decode::Codec;
 use crate::dtype::ggml::GgmlType;
 use crate::dtype::quantize::Requant;
 use crate::dtype::{Dtype, TensorDtype};
-use crate::model::architecture::Family;
+use crate::model::architecture::{Architecture, Family};
 use crate::values::TensorRange;
 
 /// Most source bytes a gathered piece (a transposed or de-interleaved expert or head) reads
@@ -103,18 +103,37 @@ fn lossy_class(t: &TensorDtype) -> Class {
 }
 
 /// What the pairing needs to know besides the tensors.
-pub(super) struct Context {
+pub(super) struct Context<'a> {
     pub family: Family,
     pub identity: bool,
     pub target_is_gguf: bool,
     pub n_head: Option<u64>,
     pub n_head_kv: Option<u64>,
+    /// config.json (Falcon-H1's multipliers).
+    pub config: Option<&'a Architecture>,
+}
+
+/// The converter's µP multiplications of a tensor (`roles::mup_steps`) as a [`Scale`] over
+/// rows of `cols` elements of a source of `rows` rows, each step named in `transforms`.
+fn mup_scale(steps: &[roles::MupStep], rows: u64, cols: u64, transforms: &mut Vec<String>) -> Scale {
+    let mut scale = Scale { cols, steps: Vec::new() };
+    for step in steps {
+        // torch multiplies an f32 tensor by a Python float rounded to f32.
+        let factor = step.value as f32;
+        let rows = step.rows.map(|(a, b, name)| (a.min(rows), b.min(rows), name));
+        match rows {
+            None => transforms.push(format!("mup_scale({}={})", step.key, step.value)),
+            Some((a, b, name)) => transforms.push(format!("mup_scale({}={} on rows {a}..{b}: {name})", step.key, step.value)),
+        }
+        scale.steps.push(ScaleStep { factor, rows: rows.map(|(a, b, _)| (a, b)) });
+    }
+    scale
 }
 
 /// Builds the comparison of a source and a target tensor — the whole tensors, or the
 /// `piece` of them a sliced pair compares — or decides it.
 pub(super) fn compare_pair(
-    ctx: &Context,
+    ctx: &Context<'_>,
     s: &TensorRef,
     t: &TensorRef,
     (s_len, t_len): (u64, u64),
@@ -218,7 +237,49 @@ pub(super) fn compare_pair(
         };
         Ok((sc, tc))
     };
-    let method = if let Some(ValueOp::NegExp) = op {
+    let mup = if ctx.identity { None } else { roles::mup_steps(ctx.family, &s.entry.name, ctx.config) };
+    let method = if let Some(steps) = mup {
+        let steps = match steps {
+            Ok(s) => s,
+            Err(why) => return not_compared(why),
+        };
+        if piece.is_some() || permutation.is_some() || shift != 0.0 || op.is_some() {
+            return not_compared("a tensor the converter scales is compared whole, with no other value transform".into());
+        }
+        if ss.len() != 2 && steps.iter().any(|st| st.rows.is_some()) {
+            return not_compared("the converter scales row blocks of this tensor, which has no rows".into());
+        }
+        let (source, target) = match codecs() {
+            Ok(c) => c,
+            Err(e) => return not_compared(e),
+        };
+        if matches!(source, Codec::F16) {
+            // The converter widens every type but F16 to f32 first (conversion/base.py
+            // `prepare_tensors`); an F16 tensor is scaled by torch in F16, one rounding per
+            // product: not what is redone here.
+            return not_compared("the converter scales an F16 tensor in F16 (it widens only other types to f32): not checked".into());
+        }
+        if !matches!(source, Codec::F32) {
+            transforms.push(format!("widen({}→F32)", s.entry.dtype));
+        }
+        // Rows of a 2-D source (`[out, in]`); a 1-D one is one row.
+        let (rows, row_len) = match ss.as_slice() {
+            [r, c] => (*r, *c),
+            _ => (1, elements),
+        };
+        let scale = mup_scale(&steps, rows, row_len, transforms);
+        let (round, class) = match Requant::from_name(&t.entry.dtype.name()) {
+            Some(r) if r.block_values() == 1 => (Some(r), Class::Lossless),
+            _ if matches!(target, Codec::F32) => (None, Class::Lossless),
+            _ => (None, lossy_class(&t.entry.dtype)),
+        };
+        match (round, &class) {
+            (Some(_), _) => transforms.push(format!("narrow(F32→{})", t.entry.dtype)),
+            (None, Class::Lossless) => {}
+            _ => transforms.push(format!("quantize(F32→{})", t.entry.dtype)),
+        }
+        Method::Scaled { source, target, scale, round, class }
+    } else if let Some(ValueOp::NegExp) = op {
         let (source, target) = match codecs() {
             Ok(c) => c,
             Err(e) => return not_compared(e),

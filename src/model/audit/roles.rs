@@ -21,9 +21,13 @@
 //! - generated tensors: `rope_freqs.weight` for a llama-family config whose rope type is
 //!   `llama3`; `rope_factors_long.weight` / `rope_factors_short.weight` for phi3 with
 //!   `long_factor` / `short_factor`;
-//! - the converter skips `*.rotary_emb.inv_freq` buffers.
+//! - the converter skips `*.rotary_emb.inv_freq` buffers;
+//! - Falcon-H1 (`conversion/falcon_h1.py`, over `mamba.py`'s `Mamba2Model`):
+//!   `final_layernorm` → `output_norm`, `pre_ff_layernorm` → `blk.N.ffn_norm` (no suffix),
+//!   `feed_forward.*` → `ffn_*`, `mamba.*` → `ssm_*` as Mamba-2's; and the µP multipliers of
+//!   config.json multiplied into 10 kinds of tensor ([`mup_steps`]).
 
-use crate::model::architecture::Family;
+use crate::model::architecture::{Architecture, Family};
 
 /// The family a GGUF `general.architecture` names.
 pub fn family_of_gguf_arch(arch: &str) -> Family {
@@ -44,13 +48,14 @@ pub fn family_of_gguf_arch(arch: &str) -> Family {
         "glm4moe" => Family::Glm4Moe,
         "qwen3next" => Family::Qwen3Next,
         "llama4" => Family::Llama4,
+        "falcon-h1" => Family::FalconH1,
         _ => Family::Unknown,
     }
 }
 
 /// The families whose tensors this audit pairs by role (a name in the report).
 pub const SUPPORTED: &str =
-    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, llama4, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2";
+    "llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, qwen3moe, olmoe, glm4moe (GLM-4.5), qwen3next, llama4, deepseek2 (DeepSeek V2/V3), gpt-oss, granitehybrid, mamba2, falcon-h1";
 
 /// `model.layers.N.` module → GGUF role, shared by every supported family.
 const LAYER_ROLES: &[(&str, &str)] = &[
@@ -161,7 +166,7 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     let name = strip_model(hf);
     match name {
         "embed_tokens.weight" | "embeddings.weight" => return Some("token_embd.weight".into()),
-        "norm.weight" | "norm_f.weight" => return Some("output_norm.weight".into()),
+        "norm.weight" | "norm_f.weight" | "final_layernorm.weight" => return Some("output_norm.weight".into()),
         _ => {}
     }
     let (layer, module) = layer_of(hf)?;
@@ -170,6 +175,10 @@ pub fn gguf_name(family: Family, hf: &str) -> Option<String> {
     }
     if family == Family::Mamba2 && module == "norm.weight" {
         return Some(format!("blk.{layer}.attn_norm.weight"));
+    }
+    if family == Family::FalconH1 && module == "pre_ff_layernorm.weight" {
+        // gguf-py's FALCON_H1 map has `ffn_norm` without a suffix (llama.cpp loads it so).
+        return Some(format!("blk.{layer}.ffn_norm"));
     }
     let (module, suffix) = module.rsplit_once('.')?;
     if suffix != "weight" && suffix != "bias" {
@@ -234,8 +243,87 @@ pub enum ValueOp {
 }
 
 pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
-    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next);
+    let ssm = matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next | Family::FalconH1);
     (ssm && hf.ends_with(".A_log")).then_some(ValueOp::NegExp)
+}
+
+/// One f32 multiplication llama.cpp's converter folds into a tensor's values: Falcon-H1's
+/// µP multipliers (`conversion/falcon_h1.py` `FalconH1Model.modify_tensors`, on the tensor
+/// already widened to f32, `conversion/base.py` `prepare_tensors`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MupStep {
+    /// The config.json key the factor is (`key_multiplier`, `ssm_multipliers[2]`).
+    pub key: String,
+    /// As config.json gives it; torch multiplies by it rounded to f32.
+    pub value: f64,
+    /// Only rows `start..end` (clamped to the tensor's) and the block's name: `in_proj`'s
+    /// z / x / B / C / dt blocks.
+    pub rows: Option<(u64, u64, &'static str)>,
+}
+
+/// Falcon-H1's multipliers per tensor, as the converter tests them: the first of these
+/// substrings the Hugging Face name contains decides, and the factors are applied in this
+/// order (`k_proj`: `tensor * key_multiplier * attention_in_multiplier`, two f32 products).
+/// `up_proj` and everything else are not scaled.
+const MUP_RULES: &[(&str, &[&str])] = &[
+    ("down_proj", &["mlp_multipliers[1]"]),
+    ("gate_proj", &["mlp_multipliers[0]"]),
+    ("k_proj", &["key_multiplier", "attention_in_multiplier"]),
+    ("q_proj", &["attention_in_multiplier"]),
+    ("v_proj", &["attention_in_multiplier"]),
+    ("o_proj", &["attention_out_multiplier"]),
+    ("out_proj", &["ssm_out_multiplier"]),
+    ("in_proj", &["ssm_in_multiplier"]),
+    ("lm_head", &["lm_head_multiplier"]),
+    ("embed_tokens", &["embedding_multiplier"]),
+];
+
+/// `name` or `name[i]` of config.json as a number.
+fn config_number(config: &Architecture, key: &str) -> Option<f64> {
+    match key.strip_suffix(']').and_then(|k| k.split_once('[')) {
+        Some((name, i)) => config.raw.get(name)?.as_array()?.get(i.parse::<usize>().ok()?)?.as_f64(),
+        None => config.raw.get(key)?.as_f64(),
+    }
+}
+
+/// The multiplications the converter does to `hf`'s values, in order: `None` when it does
+/// none, an error (why the pair cannot be checked) when config.json lacks a multiplier.
+/// `in_proj` is first scaled whole by `ssm_in_multiplier`, then its row blocks z
+/// `[0, d_ssm)`, x `[d_ssm, 2·d_ssm)`, B and C (`n_groups · d_state` rows each) and dt (the
+/// rest) by `ssm_multipliers[0..5]` (`mamba_d_ssm`, `mamba_n_groups`, `mamba_d_state`).
+pub fn mup_steps(family: Family, hf: &str, config: Option<&Architecture>) -> Option<Result<Vec<MupStep>, String>> {
+    if family != Family::FalconH1 {
+        return None;
+    }
+    let (pattern, keys) = MUP_RULES.iter().find(|(p, _)| hf.contains(p))?;
+    let Some(config) = config else {
+        return Some(Err(format!("the converter multiplies it by {} from config.json, and no config.json was given", keys.join(" × "))));
+    };
+    let missing = |key: &str| format!("config.json has no number `{key}`, which the converter multiplies this tensor by");
+    let mut steps = Vec::new();
+    for key in keys.iter() {
+        let Some(value) = config_number(config, key) else { return Some(Err(missing(key))) };
+        steps.push(MupStep { key: key.to_string(), value, rows: None });
+    }
+    if *pattern == "in_proj" {
+        let dim = |k: &str| config.raw.get(k).and_then(serde_json::Value::as_u64).filter(|n| *n <= 1 << 32);
+        let (Some(d), Some(g), Some(n)) = (dim("mamba_d_ssm"), dim("mamba_n_groups"), dim("mamba_d_state")) else {
+            return Some(Err("config.json lacks `mamba_d_ssm`, `mamba_n_groups` or `mamba_d_state`, which place the converter's ssm_multipliers rows".into()));
+        };
+        let bounds = (|| {
+            let gs = g.checked_mul(n)?;
+            let d2 = d.checked_mul(2)?;
+            Some([0, d, d2, d2.checked_add(gs)?, d2.checked_add(gs.checked_mul(2)?)?, u64::MAX])
+        })();
+        let Some(bounds) = bounds else { return Some(Err("config.json's `mamba_d_ssm`, `mamba_n_groups` and `mamba_d_state` overflow u64".into())) };
+        for (k, name) in ["z", "x", "B", "C", "dt"].into_iter().enumerate() {
+            let key = format!("ssm_multipliers[{k}]");
+            let Some(value) = config_number(config, &key) else { return Some(Err(missing(&key))) };
+            let (start, end) = (bounds.get(k).copied().unwrap_or(0), bounds.get(k + 1).copied().unwrap_or(0));
+            steps.push(MupStep { key, value, rows: Some((start, end, name)) });
+        }
+    }
+    Some(Ok(steps))
 }
 
 /// Whether the converter reshapes this target's data without moving it: Mamba-2's
@@ -243,7 +331,7 @@ pub fn value_op(family: Family, hf: &str) -> Option<ValueOp> {
 /// squeezed to `[C, K]`) and `ssm_norm.weight` (`[d_inner]` → `[n_group,
 /// d_inner / n_group]`). Row-major order is kept, so the bytes compare as they are.
 pub fn reshaped_by_converter(family: Family, gguf: &str) -> bool {
-    matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next)
+    matches!(family, Family::GraniteHybrid | Family::Mamba2 | Family::Qwen3Next | Family::FalconH1)
         && gguf.strip_prefix("blk.").and_then(|r| r.split_once('.')).is_some_and(|(_, role)| {
             matches!(role, "ssm_a" | "ssm_d" | "ssm_conv1d.weight" | "ssm_norm.weight")
         })
@@ -319,5 +407,31 @@ mod tests {
         assert_eq!(qk_role(Family::Qwen2, "model.layers.2.self_attn.k_proj.weight"), None);
         assert_eq!(norm_shift(Family::Gemma3, "model.layers.0.self_attn.q_norm.weight"), 1.0);
         assert_eq!(norm_shift(l, "model.norm.weight"), 0.0);
+    }
+
+    /// conversion/falcon_h1.py's tests, in its order, on Falcon-H1's names.
+    #[test]
+    fn falcon_h1_multipliers_per_tensor() {
+        let config = serde_json::json!({
+            "model_type": "falcon_h1", "key_multiplier": 0.5, "attention_in_multiplier": 0.75, "ssm_out_multiplier": 0.25,
+            "ssm_in_multiplier": 1.5, "ssm_multipliers": [1.0, 2.0, 3.0, 4.0, 5.0], "mamba_d_ssm": 8, "mamba_n_groups": 2, "mamba_d_state": 3
+        });
+        let (arch, _) = Architecture::from_config(&config, "config.json");
+        let f = Family::FalconH1;
+        let keys = |hf: &str| mup_steps(f, hf, Some(&arch)).map(|r| r.map(|s| s.iter().map(|x| (x.key.clone(), x.rows.map(|r| (r.0, r.1)))).collect::<Vec<_>>()));
+        let k = Some(Ok(vec![("key_multiplier".to_string(), None), ("attention_in_multiplier".to_string(), None)]));
+        assert_eq!(keys("model.layers.0.self_attn.k_proj.weight"), k);
+        // `out_proj` is not `o_proj`; a bias is scaled like its weight.
+        assert_eq!(keys("model.layers.3.mamba.out_proj.weight"), Some(Ok(vec![("ssm_out_multiplier".to_string(), None)])));
+        assert_eq!(keys("model.layers.0.self_attn.k_proj.bias"), k);
+        assert_eq!(keys("model.layers.0.feed_forward.up_proj.weight"), None);
+        assert_eq!(keys("model.layers.0.mamba.norm.weight"), None);
+        let in_proj = keys("model.layers.1.mamba.in_proj.weight").unwrap().unwrap();
+        let rows: Vec<_> = in_proj.iter().map(|s| s.1).collect();
+        // z 0..8, x 8..16, B 16..22, C 22..28, dt 28..: groups × state = 6.
+        assert_eq!(rows, [None, Some((0, 8)), Some((8, 16)), Some((16, 22)), Some((22, 28)), Some((28, u64::MAX))]);
+        // A multiplier the config lacks: why the pair is not checked.
+        assert!(matches!(keys("model.layers.0.feed_forward.gate_proj.weight"), Some(Err(e)) if e.contains("mlp_multipliers[0]")));
+        assert_eq!(mup_steps(Family::Llama, "model.layers.0.self_attn.k_proj.weight", Some(&arch)), None);
     }
 }

@@ -50,6 +50,7 @@ enum Family {
     Glm4Moe,
     Qwen3Next,
     Llama4,
+    FalconH1,
     Phi3,
 }
 
@@ -74,6 +75,7 @@ fn family(model_type: &str) -> Option<Family> {
         "glm4_moe" => Family::Glm4Moe,
         "qwen3_next" => Family::Qwen3Next,
         "llama4" | "llama4_text" => Family::Llama4,
+        "falcon_h1" => Family::FalconH1,
         "phi3" => Family::Phi3,
         _ => return None,
     })
@@ -98,6 +100,7 @@ fn arch_name(f: Family) -> &'static str {
         Family::Glm4Moe => "glm4moe",
         Family::Qwen3Next => "qwen3next",
         Family::Llama4 => "llama4",
+        Family::FalconH1 => "falcon-h1",
         Family::Phi3 => "phi3",
     }
 }
@@ -275,13 +278,13 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
     for (k, v) in text.into_iter().flatten() {
         map.insert(k.clone(), v.clone());
     }
-    if !matches!(fam, Family::Mamba2 | Family::GraniteHybrid) {
+    if !matches!(fam, Family::Mamba2 | Family::GraniteHybrid | Family::FalconH1) {
         for (_, key, v) in DEFAULTS.iter().filter(|d| d.0 == fam) {
             map.entry(*key).or_insert(Json::from(*v));
         }
     }
     let mut hp = Hp { map, prefix: None, gaps: Vec::new() };
-    if fam == Family::GraniteHybrid {
+    if matches!(fam, Family::GraniteHybrid | Family::FalconH1) {
         hp.prefix = Some("mamba_");
     }
     let n_layer = hp.num(&["n_layers", "num_hidden_layers", "n_layer", "num_layers"]).filter(|n| (1..=MAX_LAYERS).contains(n))?;
@@ -430,6 +433,7 @@ pub(super) fn convert(config: &Json) -> Option<Converted> {
         Family::Granite | Family::GraniteMoe => granite(&mut hp, &mut out, fam == Family::GraniteMoe),
         Family::GraniteHybrid => granite_hybrid(&mut hp, &mut out, &attn_layers),
         Family::Mamba2 => mamba2(&mut hp, &mut out),
+        Family::FalconH1 => falcon_h1(&mut hp, &mut out),
         Family::Phi3 => {
             // Phi3MiniModel.set_gguf_parameters (conversion/phi.py:148-173); its sliding
             // window is written but llama.cpp's phi3 ignores it.
@@ -548,6 +552,32 @@ fn mamba2(hp: &mut Hp, out: &mut Out) {
     let pad = hp.get("pad_vocab_size_multiple").filter(|p| *p > 0).unwrap_or(16);
     let vocab = hp.get("vocab_size").and_then(|v| v.div_ceil(pad).checked_mul(pad));
     out.tokens(vocab);
+}
+
+/// `FalconH1Model` (conversion/falcon_h1.py) over `Mamba2Model.set_gguf_parameters`
+/// (conversion/mamba.py): the raw config.json, `find_hparam` trying each key and then
+/// `mamba_` + key; Mamba2's SSM keys with `d_inner` = `mamba_d_ssm` (FalconH1's `__init__`
+/// requires it), then FalconH1's overrides of the context, feed-forward, head and
+/// vocabulary keys. The vocabulary is not padded (`set_vocab` is the gpt2 path alone).
+fn falcon_h1(hp: &mut Hp, out: &mut Out) {
+    let arch = out.arch;
+    let d_model = hp.need(&["hidden_size", "d_model", "dim"], arch);
+    let d_inner = hp.need(&["mamba_d_ssm"], arch);
+    let head_dim = hp.num(&["mamba_d_head", "head_dim"]).filter(|h| *h > 0).unwrap_or(64);
+    out.put("embedding_length", d_model);
+    out.put("ssm.conv_kernel", Some(hp.num(&["conv_kernel", "d_conv"]).filter(|d| *d > 0).unwrap_or(4)));
+    out.put("ssm.inner_size", d_inner);
+    out.put("ssm.state_size", Some(hp.num(&["state_size", "d_state"]).filter(|d| *d > 0).unwrap_or(128)));
+    out.put("ssm.time_step_rank", d_inner.map(|d| d / head_dim));
+    out.put("ssm.group_count", Some(hp.num(&["n_groups"]).filter(|g| *g > 0).unwrap_or(1)));
+    out.put("vocab_size", hp.need(&["vocab_size"], arch));
+    out.put("context_length", Some(hp.get("max_position_embeddings").unwrap_or(0)));
+    out.put("feed_forward_length", hp.need(&["intermediate_size"], arch));
+    out.put("attention.head_count", hp.need(&["num_attention_heads"], arch));
+    out.put("attention.head_count_kv", hp.need(&["num_key_value_heads"], arch));
+    let head = hp.need(&["head_dim"], arch);
+    out.put("attention.key_length", head);
+    out.put("attention.value_length", head);
 }
 
 /// The dense layers transformers makes in a qwen MoE (`Qwen3MoeDecoderLayer`: sparse iff not

@@ -330,3 +330,26 @@ fn expert_width_falls_back_per_arch() {
     // An arch that needs the key (deepseek2): none is none.
     assert_eq!(width("deepseek2"), 0);
 }
+
+/// A Falcon-H1-0.5B-shaped config.json (36 layers, 1024 wide, 8 / 2 heads, 24 Mamba heads of
+/// 64, state 128, as transformers' Falcon-H1 page lists it): every layer attends and is
+/// recurrent; `ssm.inner_size` is `mamba_d_ssm` (1536), not `mamba_expand · hidden` (2048);
+/// without `mamba_d_ssm` the converter stops (`FalconH1Model.__init__`'s `find_hparam`).
+#[test]
+fn falcon_h1_is_a_parallel_hybrid() {
+    let mut c = json!({
+        "model_type": "falcon_h1", "num_hidden_layers": 36, "hidden_size": 1024, "intermediate_size": 2048,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64, "max_position_embeddings": 16384,
+        "vocab_size": 32784, "mamba_d_ssm": 1536, "mamba_n_heads": 24, "mamba_d_head": 64, "mamba_expand": 2,
+        "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4
+    });
+    let d = desc(c.clone());
+    assert_eq!((d.arch.as_str(), d.memory, d.n_ctx_train, d.n_vocab), ("falcon-h1", MemoryKind::Hybrid, 16384, 32784));
+    assert!(d.layers.iter().all(|l| l.recurrent && l.attention == Attention::Full && (l.n_head, l.n_head_kv, l.head_k) == (8, 2, 64)));
+    assert_eq!(d.layers.first().map(|l| l.ffn), Some(Ffn::Dense { n_ff: 2048 }));
+    // n_embd_r = (d_conv − 1)(d_inner + 2 · n_group · d_state), n_embd_s = d_state · d_inner.
+    assert_eq!(d.recurrent, Some(Recurrent { r: 3 * (1536 + 2 * 128), s: 128 * 1536 }));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+    c.as_object_mut().map(|o| o.remove("mamba_d_ssm"));
+    assert!(desc(c).gaps.iter().any(|g| g.contains("mamba_d_ssm")));
+}
