@@ -23,10 +23,11 @@ function shellKey(request) {
   return new URL(url.pathname, url).href;
 }
 
-/** The files the page and its worker load, read from their text (Trunk's hashed names). */
+/** The files the page and its worker load, read from their text (Trunk's hashed names; a
+ * worker's loader fetches its wasm: `fetch('…_bg.wasm')`). */
 function references(text, base) {
   const out = new Set();
-  for (const m of text.matchAll(/(?:href|src|data-tensorpeek-js|data-tensorpeek-wasm)="([^"]+)"|(?:importScripts|wasm_bindgen|import|from)\s*\(?\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]|module_or_path:\s*['"]([^'"]+)['"]/g)) {
+  for (const m of text.matchAll(/(?:href|src|data-tensorpeek-js|data-tensorpeek-wasm)="([^"]+)"|(?:importScripts|wasm_bindgen|import|from|fetch)\s*\(?\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]|module_or_path:\s*['"]([^'"]+)['"]/g)) {
     const ref = m[1] ?? m[2] ?? m[3] ?? m[4];
     if (!ref || ref.startsWith('data:') || ref.startsWith('blob:')) continue;
     const url = new URL(ref, base);
