@@ -17,7 +17,12 @@
 //!   on the experts' device when they are elsewhere), and lives beside the masks;
 //! - the output phase holds the logits (`n_vocab · n_outputs · 4`) and two rows after the
 //!   masks are freed; on a GPU that also runs layers the masks are copies kept to the end,
-//!   with three rows more.
+//!   with three rows more; with pipeline parallelism every copy of its split inputs stays
+//!   beside the logits (ggml-alloc never frees a tensor flagged as an output).
+//!
+//! Where the model misses (the exceptions named in tests/memory.rs), ggml-alloc's debug output
+//! shows placement — a best-fit hole too small for the peak's largest tensor — rather than a
+//! term left out.
 
 use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
@@ -155,7 +160,13 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         }
         let mut b = peak.map_or(0, |x| copies.saturating_add(x).saturating_add(row));
         if is_output {
-            b = b.max(logits.saturating_add(row));
+            // With pipeline parallelism the split inputs' copies are flagged as graph outputs
+            // (`ggml_backend_sched_split_graph`, ggml-backend.cpp:1382-1384) and ggml-alloc never
+            // frees an output (`ggml_gallocr_free_node`, ggml-alloc.c:692-695): on a device that
+            // also runs layers, the copy in use (its masks and a row) is still there beside the
+            // logits; the three others are added below.
+            let kept = if pipeline && peak.is_some() { copies.saturating_add(row) } else { 0 };
+            b = b.max(logits.saturating_add(row).saturating_add(kept));
         }
         if peak.is_some() {
             b = b.saturating_add(extra_copies(copies.saturating_add(row)));
