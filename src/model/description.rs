@@ -293,9 +293,6 @@ const UNMODELLED: &[&str] = &[
 /// `llama_kv_cache_dsa` over every trunk layer (`create_memory`, src/llama-model.cpp:2396-2447;
 /// glm-dsa's `is_indexer_full(il)` filter is not read yet: it stays unmodelled).
 const DSA: &[&str] = &["deepseek32"];
-/// Encoder–decoder archs (`llama_model_has_encoder`, src/llama-model.cpp:3310): a plain KV
-/// cache over `block_count` layers (the `create_memory` default, :2856), t5encoder's never used.
-const ENC_DEC: &[&str] = &["t5", "t5encoder"];
 
 /// Archs whose experts are `n_ff` wide (`{n_embd, n_ff, n_expert}` in `load_arch_tensors`,
 /// e.g. src/models/llama.cpp:80, granite-hybrid.cpp:108; cohere2moe and grok fall back to
@@ -582,7 +579,10 @@ impl Description {
         } else {
             None
         };
-        // T5: `decoder_block_count` defaults to `block_count` (src/models/t5.cpp:12); t5encoder has none.
+        // Encoder–decoder (`llama_model_has_encoder`, src/llama-model.cpp:3310): T5's
+        // `decoder_block_count` defaults to `block_count` (src/models/t5.cpp:12); t5encoder has
+        // no decoder (:3320). Both get the `create_memory` default, a plain KV cache over
+        // `block_count` layers (:2856) — t5encoder's is never used.
         let enc_dec = match arch {
             "t5" => Some(EncoderDecoder {
                 dec_layers: k.u64("decoder_block_count").unwrap_or(n_layer_all),
