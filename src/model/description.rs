@@ -69,6 +69,9 @@ pub struct Layer {
     /// `shared_kv_layers`, the last blocks: `!has_kv(il)`, llama.cpp's `n_layer_kv_from_start`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shares_kv: bool,
+    /// The layer keeps lightning-indexer keys (DSA: `filter_lid` in `create_memory`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub indexer: bool,
 }
 
 impl Layer {
@@ -106,6 +109,27 @@ pub struct Mla {
     pub head_v_mla: u64,
 }
 
+/// DSA's lightning indexer (`attention.indexer.*`): a key cache of one head of `head_size`
+/// per indexed layer, and the `top_k` cells each query keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Indexer {
+    pub n_head: u64,
+    pub head_size: u64,
+    pub top_k: u64,
+}
+
+/// An encoder–decoder model (T5, `llama_model_has_encoder`): the encoder's blocks read the
+/// prompt once; the decoder's blocks attend to their own cache (over `block_count` layers,
+/// the encoder's count) and, across, to the encoder's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct EncoderDecoder {
+    /// Decoder blocks (`decoder_block_count`, by default `block_count`); 0 for an encoder
+    /// alone (`t5encoder`, `llama_model_has_decoder` false).
+    pub dec_layers: u64,
+    /// Relative-position buckets (`attention.relative_buckets_count`).
+    pub rel_buckets: u64,
+}
+
 /// The recurrent state per layer and per sequence, in f32 elements (llama.cpp's
 /// `n_embd_r()` and `n_embd_s()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -130,7 +154,10 @@ pub enum MemoryKind {
     Hybrid,
     /// Hybrid with a sliding-window attention part.
     HybridIswa,
-    /// A memory module tensorpeek does not model (DSA, MSA, DSV4, …).
+    /// DSA (`llama_kv_cache_dsa`, deepseek32): the MLA cache and the lightning indexer's key
+    /// cache, both of the full context.
+    Dsa,
+    /// A memory module tensorpeek does not model (MSA, DSV4, hybrid-idx, …).
     Unmodelled,
 }
 
@@ -157,6 +184,12 @@ pub struct Description {
     pub swa: Option<Swa>,
     pub mla: Option<Mla>,
     pub recurrent: Option<Recurrent>,
+    /// DSA's indexer, when the memory is [`MemoryKind::Dsa`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexer: Option<Indexer>,
+    /// An encoder–decoder model's decoder (T5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enc_dec: Option<EncoderDecoder>,
     /// Leading dense blocks before the MoE ones (`leading_dense_block_count`).
     pub leading_dense: u64,
     pub memory: MemoryKind,
@@ -249,13 +282,17 @@ const HYBRID: &[&str] = &[
     "jamba", "falcon-h1", "plamo2", "granitehybrid", "lfm2", "lfm2moe", "nemotron_h", "nemotron_h_moe",
     "qwen3next", "qwen35", "qwen35moe", "minimax-01",
 ];
-/// Cache kinds of their own (DSA, MSA, hybrid-idx, DSV4, …): not modelled.
+/// Cache kinds of their own (MSA, hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
-    "minimax-m3", "glm-dsa", "deepseek32", "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
-    "gemma3n", "gemma4-assistant", "t5", "t5encoder",
+    "minimax-m3", "glm-dsa", "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
+    "gemma3n", "gemma4-assistant",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
+
+/// `llama_kv_cache_dsa` over every trunk layer (`create_memory`, src/llama-model.cpp:2396-2447;
+/// glm-dsa's `is_indexer_full(il)` filter is not read yet: it stays unmodelled).
+const DSA: &[&str] = &["deepseek32"];
 
 /// Archs whose experts are `n_ff` wide (`{n_embd, n_ff, n_expert}` in `load_arch_tensors`,
 /// e.g. src/models/llama.cpp:80, granite-hybrid.cpp:108; cohere2moe and grok fall back to
@@ -530,10 +567,37 @@ impl Description {
             _ => None,
         };
 
+        // DSA's indexer (src/models/deepseek32.cpp `load_arch_hparams`: the three keys are required).
+        let indexer = if DSA.contains(&arch) {
+            match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
+                (Some(n_head), Some(head_size), Some(top_k)) => Some(Indexer { n_head, head_size, top_k }),
+                _ => {
+                    k.gaps.push(format!("{arch}.attention.indexer.head_count / key_length / top_k: missing, which llama.cpp refuses"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        // Encoder–decoder (`llama_model_has_encoder`, src/llama-model.cpp:3310): T5's
+        // `decoder_block_count` defaults to `block_count` (src/models/t5.cpp:12); t5encoder has
+        // no decoder (:3320). Both get the `create_memory` default, a plain KV cache over
+        // `block_count` layers (:2856) — t5encoder's is never used.
+        let enc_dec = match arch {
+            "t5" => Some(EncoderDecoder {
+                dec_layers: k.u64("decoder_block_count").unwrap_or(n_layer_all),
+                rel_buckets: k.u64("attention.relative_buckets_count").unwrap_or(0),
+            }),
+            "t5encoder" => Some(EncoderDecoder { dec_layers: 0, rel_buckets: k.u64("attention.relative_buckets_count").unwrap_or(0) }),
+            _ => None,
+        };
+
         let memory = if NO_MEMORY.contains(&arch) {
             MemoryKind::None
-        } else if UNMODELLED.contains(&arch) {
+        } else if UNMODELLED.contains(&arch) || (DSA.contains(&arch) && indexer.is_none()) {
             MemoryKind::Unmodelled
+        } else if DSA.contains(&arch) {
+            MemoryKind::Dsa
         } else if RECURRENT.contains(&arch) {
             MemoryKind::Recurrent
         } else if HYBRID.contains(&arch) {
@@ -591,7 +655,9 @@ impl Description {
                 };
                 let (head_k, head_v) = if sw { (head_k_swa, head_v_swa) } else { (head_k_full, head_v_full) };
                 let shares_kv = kv_from_start.is_some_and(|from| il >= from);
-                Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn: il >= n_layer, recurrent: recr, shares_kv }
+                let nextn = il >= n_layer;
+                let indexer = indexer.is_some() && !nextn;
+                Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn, recurrent: recr, shares_kv, indexer }
             })
             .collect();
 
@@ -607,6 +673,8 @@ impl Description {
             swa,
             mla,
             recurrent,
+            indexer,
+            enc_dec,
             leading_dense,
             memory,
             gaps: k.gaps,

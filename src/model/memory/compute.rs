@@ -26,7 +26,7 @@
 
 use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
-use crate::model::description::{Attention, Description, Ffn, Layer};
+use crate::model::description::{Attention, Description, EncoderDecoder, Ffn, Layer};
 
 const F32: u64 = 4;
 /// `GGML_SCHED_MAX_COPIES` (`ggml/src/ggml-backend.cpp`): the input copies a pipeline-parallel
@@ -88,6 +88,9 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
 /// One compute buffer per backend that runs part of the graph: the host's, and each GPU's
 /// with layers (or the output) on it.
 pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Vec<Buffer> {
+    if let Some(ed) = desc.enc_dec {
+        return enc_dec_buffers(desc, ed, s, p, layers, kv);
+    }
     let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
     let n_outputs = n_tokens.min(p.n_outputs_max);
     let row = desc.n_embd.saturating_mul(n_tokens).saturating_mul(F32);
@@ -178,4 +181,55 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
 
 fn has_attention(l: &Layer) -> bool {
     matches!(l.attention, Attention::Full | Attention::Mla | Attention::Sliding | Attention::Chunked)
+}
+
+/// An encoder–decoder model (T5, `src/models/t5.cpp`). The reserved graph is the decoder's
+/// (`LLM_GRAPH_TYPE_DEFAULT`), t5encoder's the encoder's, for `n_tokens` tokens. Every
+/// self-attention adds a relative-position bias (`build_pos_bias`, src/llama-graph.cpp:2601):
+/// `ggml_get_rows` of the bucket table by the `[n_kv, n_tokens]` i32 bucket input, permuted and
+/// made contiguous, then added to the scores; its gathered rows, their contiguous copy and the
+/// scores (`n_kv · n_tokens · n_head · 4` each) are live together, and since the bias is no
+/// flash-attention input the scores are computed whatever `-fa` says. `n_kv` is the cache
+/// (decoder) or the batch itself (the encoder, `build_attn_inp_no_cache`). The graph inputs on
+/// the host: the bucket table, the KQ mask (f16 with flash attention), and for the decoder the
+/// cross-attention's mask and the encoder output (`build_inp_cross_embd`: `n_ctx_train`
+/// positions at reserve, src/llama-graph.cpp:2558); a device running layers holds copies of
+/// them. Checked against llama.cpp's CPU figures for the T5 fixtures (tests/memory.rs).
+fn enc_dec_buffers(desc: &Description, ed: EncoderDecoder, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Vec<Buffer> {
+    let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
+    let row = desc.n_embd.saturating_mul(n_tokens).saturating_mul(F32);
+    let mask_elem = if p.flash_attn { 2 } else { F32 };
+    let decoder = ed.dec_layers > 0;
+    let n_kv = if decoder { kv.cells.saturating_mul(kv.streams.max(1)) } else { n_tokens };
+    let n_head = desc.layers.iter().map(|l| l.n_head).max().unwrap_or(0);
+    let cells = n_kv.saturating_mul(n_tokens);
+    let scores = cells.saturating_mul(n_head).saturating_mul(F32);
+    let n_enc = if decoder { desc.n_ctx_train } else { 0 };
+    let cross = n_enc.saturating_mul(n_tokens).saturating_mul(mask_elem).saturating_add(desc.n_embd.saturating_mul(n_enc).saturating_mul(F32));
+    let inputs = cells.saturating_mul(F32 + mask_elem).saturating_add(cross);
+    let working = scores.saturating_mul(3).saturating_add(5 * row);
+    let logits = desc.n_vocab.saturating_mul(n_tokens.min(p.n_outputs_max)).saturating_mul(F32);
+    let on = |d: Option<usize>| layers.iter().take(desc.layers.len()).any(|x| *x == d);
+    let output_device = layers.last().copied().flatten();
+    let mut host = inputs.saturating_add(2 * row);
+    if on(None) {
+        host = host.saturating_add(working);
+    }
+    if output_device.is_none() && decoder {
+        host = host.max(logits.saturating_add(2 * row));
+    }
+    let mut out = vec![Buffer { device: device_label(None), buft: "CPU".to_string(), kind: Kind::Compute, bytes: host }];
+    for (i, d) in s.devices.iter().enumerate() {
+        let runs = on(Some(i));
+        let is_output = output_device == Some(i) && decoder;
+        if !runs && !is_output {
+            continue;
+        }
+        let mut b = if runs { inputs.saturating_add(working) } else { 0 };
+        if is_output {
+            b = b.max(logits.saturating_add(row));
+        }
+        out.push(Buffer { device: device_label(Some(i)), buft: d.name.clone(), kind: Kind::Compute, bytes: b });
+    }
+    out
 }

@@ -1,6 +1,6 @@
 //! The memory module's buffers: the KV cache (`src/llama-kv-cache.cpp`), its sliding-window
-//! twin (`src/llama-kv-cache-iswa.cpp`) and the recurrent state
-//! (`src/llama-memory-recurrent.cpp`), each on the device of its layer.
+//! twin (`src/llama-kv-cache-iswa.cpp`), DSA's indexer key cache (`src/llama-kv-cache-dsa.cpp`)
+//! and the recurrent state (`src/llama-memory-recurrent.cpp`), each on the device of its layer.
 
 use super::params::{pad, ContextParams, CTX_PAD};
 use super::weights::CPU_ALIGNMENT;
@@ -55,6 +55,8 @@ pub fn cache(
         recurrent_layers: 0,
         r_bytes: 0,
         s_bytes: 0,
+        indexer_layers: 0,
+        indexer_k_bytes: 0,
         v_trans,
     };
     let mut bufs: BTreeMap<(u8, Option<usize>), u64> = BTreeMap::new();
@@ -103,6 +105,23 @@ pub fn cache(
             if l.attention != Attention::Mla {
                 *bufs.entry(key).or_insert(0) += padded(v, vw, q(s.type_v), d, s);
             }
+        }
+    }
+    // DSA (src/llama-kv-cache-dsa.cpp:29-53): a second `llama_kv_cache` of the same cells over a
+    // copy of the hyper-parameters with one KV head of `indexer.key_length`; still MLA, so K only
+    // (src/llama-kv-cache.cpp:231), of `-ctk`, on each layer's device, a buffer of its own.
+    if let (Some(ix), MemoryKind::Dsa) = (desc.indexer, desc.memory) {
+        let rows = p.n_ctx_seq.saturating_mul(p.n_stream);
+        let q = Some((s.type_k.ggml().block_size, s.type_k.ggml().type_size)).filter(|_| s.type_k.is_quantized());
+        for (il, l) in desc.layers.iter().enumerate() {
+            if !l.indexer || l.nextn {
+                continue;
+            }
+            let k = s.type_k.row_size(ix.head_size).unwrap_or(0).saturating_mul(rows);
+            sum.indexer_layers += 1;
+            sum.indexer_k_bytes += k;
+            let d = device_of(il);
+            *bufs.entry((3, d)).or_insert(0) += padded(k, ix.head_size, q, d, s);
         }
     }
     if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa)) {

@@ -231,6 +231,9 @@ pub struct KvSummary {
     pub recurrent_layers: u64,
     pub r_bytes: u64,
     pub s_bytes: u64,
+    /// DSA's lightning-indexer key cache (its own `llama_kv_cache`, K only): layers and bytes.
+    pub indexer_layers: u64,
+    pub indexer_k_bytes: u64,
     /// V transposed (flash attention off): every V row padded to the widest layer's.
     pub v_trans: bool,
 }
@@ -305,6 +308,11 @@ pub fn plan_with(desc: &Description, weights: &[Buffer], s: &Settings) -> Result
     let (kv, kv_buffers, refused) = kv::cache(desc, s, &params, &layers);
     let compute = compute::buffers(desc, s, &params, &layers, &kv);
     let output_bytes = params::output_bytes(desc, &params);
+    if desc.enc_dec.is_some() && params.n_stream > 1 {
+        // src/models/t5.cpp's relative-position bias has no stream dimension: llama.cpp aborts
+        // building the graph (GGML_ASSERT(ggml_can_repeat(b, a)), ggml/src/ggml.c:2072).
+        warnings.push("llama.cpp aborts building a T5 graph with more than one stream (-np > 1 without --kv-unified): GGML_ASSERT(ggml_can_repeat(b, a))".to_string());
+    }
     if let Some(r) = &params.refused {
         warnings.retain(|x| x != r);
     }

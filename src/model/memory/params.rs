@@ -198,7 +198,9 @@ pub fn derive(desc: &Description, s: &Settings) -> Result<(ContextParams, Vec<St
     Ok((ContextParams { n_ctx, n_ctx_seq, n_seq, n_stream, n_batch, n_ubatch, n_outputs_max, flash_attn, refused }, warnings))
 }
 
-/// The output buffer at creation (`output_reserve`): logits for `n_seq_max` outputs, f32.
+/// The output buffer at creation (`output_reserve`): logits for `n_seq_max` outputs, f32; T5
+/// also keeps the embeddings (`has_embd`, src/llama-context.cpp:2131-2135).
 pub fn output_bytes(desc: &Description, p: &ContextParams) -> u64 {
-    desc.n_vocab.saturating_mul(p.n_seq).saturating_mul(4)
+    let embd = if desc.arch == "t5" { desc.n_embd } else { 0 };
+    desc.n_vocab.saturating_add(embd).saturating_mul(p.n_seq).saturating_mul(4)
 }

@@ -53,6 +53,10 @@ enum Slot {
 }
 
 fn slot(name: &str, n_layer_all: u64) -> Slot {
+    // T5's encoder and decoder blocks are layer N too (`LLM_TENSOR_ENC_*` / `LLM_TENSOR_DEC_*`
+    // are `LLM_TENSOR_LAYER_REPEATING`, src/llama-arch.cpp); `enc.output_norm` and
+    // `dec.output_norm` are output tensors.
+    let name = name.strip_prefix("enc.").or_else(|| name.strip_prefix("dec.")).filter(|r| r.starts_with("blk.")).unwrap_or(name);
     if let Some(rest) = name.strip_prefix("blk.") {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if let Some(n) = rest.get(..digits).and_then(|n| n.parse::<u64>().ok()) {
