@@ -21,11 +21,14 @@ const CORS = {
  * written at (a network link: on loopback the kernel's socket buffers would otherwise
  * take several MB of a body at once, before any client could say stop); `breakAfter` — destroy the connection after this
  * many body bytes of a response larger than it (not for ranges starting at 0: the file
- * opens, its values break); `hub` — `{ repos: { 'org/repo': { files:
+ * opens, its values break); `holdAfter` — write at most this many body bytes, then send
+ * nothing more and keep the connection open (a stalled link: whatever the client does and
+ * however slow the machine, no more is sent; `entry.closed` says whether the client hung
+ * up); `hub` — `{ repos: { 'org/repo': { files:
  * { 'path/in/repo': diskPath } } }, cdn }` to answer as the Hub (cdn: a file server the
  * resolve URLs redirect to).
  */
-export async function fileServer({ files = {}, range = true, cors = true, grow = null, breakAfter = null, hub = null, pace = null } = {}) {
+export async function fileServer({ files = {}, range = true, cors = true, grow = null, breakAfter = null, holdAfter = null, hub = null, pace = null } = {}) {
   const log = [];
   let answered = 0;
   const server = http.createServer((req, res) => {
@@ -84,9 +87,15 @@ export async function fileServer({ files = {}, range = true, cors = true, grow =
     // to the socket. A client that goes away stops it.
     const stream = fs.createReadStream(file, { start, end: Math.min(end, real - 1), highWaterMark: pace ? 16 * 1024 : 64 * 1024 });
     let closed = false;
-    res.on('close', () => { closed = true; stream.destroy(); });
+    res.on('close', () => { closed = true; entry.closed = true; stream.destroy(); });
     stream.on('data', (chunk) => {
       if (closed) return;
+      if (holdAfter !== null && entry.sent + chunk.length > holdAfter) {
+        res.write(chunk.subarray(0, holdAfter - entry.sent));
+        entry.sent = holdAfter;
+        stream.destroy();
+        return;
+      }
       if (breakAfter !== null && start > 0 && entry.sent + chunk.length > breakAfter && end - start + 1 > breakAfter) {
         res.write(chunk.subarray(0, breakAfter - entry.sent));
         entry.sent = breakAfter;
