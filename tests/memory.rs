@@ -165,21 +165,25 @@ fn two_places(v: &[f64]) -> Vec<String> {
 /// `tensorpeek fit FILE ARGS --json` for each planned run, on as many threads as the machine
 /// has cores (each a process; the outputs in the runs' order).
 fn fit_outputs(planned: &[(PathBuf, Vec<String>, bool)]) -> Vec<std::process::Output> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(planned.len().max(1));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut outputs: Vec<Option<std::process::Output>> = (0..planned.len()).map(|_| None).collect();
-    let slots = std::sync::Mutex::new(&mut outputs);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((path, args, _)) = planned.get(i) else { break };
-                let out = Command::new(env!("CARGO_BIN_EXE_tensorpeek")).arg("fit").arg(path).args(args).arg("--json").output().unwrap();
-                slots.lock().unwrap()[i] = Some(out);
-            });
-        }
+    let mut done: Vec<(usize, std::process::Output)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, args, _)) = planned.get(i) else { break mine };
+                        mine.push((i, Command::new(env!("CARGO_BIN_EXE_tensorpeek")).arg("fit").arg(path).args(args).arg("--json").output().unwrap()));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
     });
-    outputs.into_iter().map(|o| o.expect("every run's output")).collect()
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, out)| out).collect()
 }
 
 #[test]
