@@ -4,6 +4,7 @@
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
@@ -29,7 +30,19 @@ const TYPES = {
 /** Serves `dir` on 127.0.0.1 at a random port. `log` collects every request path.
  * `prefix` serves it under a sub-path (`/tensorpeek/`), answering unknown paths with its
  * 404.html as GitHub Pages does; `rewrite(relPath, text)` may change an HTML file. */
-export async function serve(dir = DIST, { check = 'index.html', prefix = '/', rewrite = null } = {}) {
+// `gzip` sends text, JS and wasm gzip-encoded to a client that accepts it, as GitHub Pages
+// does (its CDN compresses wasm too: maxence-charriere/go-app#866) — the cold-load bench's
+// visitor; compressed once per file (level 6, zlib's default) and kept, so that no request
+// waits on compression.
+const COMPRESSIBLE = new Set(['.html', '.js', '.wasm', '.css', '.json', '.svg']);
+const gzipped = new Map();
+function gzipOf(file) {
+  const key = `${file}:${fs.statSync(file).mtimeMs}`;
+  if (!gzipped.has(key)) gzipped.set(key, zlib.gzipSync(fs.readFileSync(file)));
+  return gzipped.get(key);
+}
+
+export async function serve(dir = DIST, { check = 'index.html', prefix = '/', rewrite = null, gzip = false } = {}) {
   if (!fs.existsSync(path.join(dir, check))) {
     throw new Error(`${dir}/index.html is missing: run \`trunk build --release --offline\` first`);
   }
@@ -60,10 +73,14 @@ export async function serve(dir = DIST, { check = 'index.html', prefix = '/', re
       res.end(rewrite(rel, fs.readFileSync(file, 'utf8')));
       return;
     }
-    res.writeHead(200, {
-      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-      'cache-control': 'no-store',
-    });
+    const type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+    if (gzip && COMPRESSIBLE.has(path.extname(file)) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+      const body = gzipOf(file);
+      res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip', 'content-length': body.length, 'cache-control': 'no-store', vary: 'accept-encoding' });
+      res.end(body);
+      return;
+    }
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
     fs.createReadStream(file).pipe(res);
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));

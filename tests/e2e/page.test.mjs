@@ -338,12 +338,27 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
   assert.match(await text(third.page, '[data-testid=url-error]'), /not a Hub repository id/);
   await third.context.close();
 
-  // Without ?lazy: the first view's files come first (the app's code after the load event),
-  // then, with no sign of a file, the app loads in idle time, takes over and starts its
-  // worker.
+  // Without ?lazy: the first view's files come first — the parse worker's code only once
+  // the first view has painted, the app's after the load event —, then, with no sign of a
+  // file, the app loads in idle time, takes over and starts its worker.
   const idle = await openPage(env.browser, env.server.url, { app: false });
-  const firstLoad = await idle.page.evaluate(() => performance.getEntriesByType('resource').filter((r) => /tensorpeek-/.test(r.name) && r.startTime < performance.timing.loadEventEnd - performance.timing.navigationStart).length);
-  assert.equal(firstLoad, 0, 'no app code before the load event');
+  await idle.page.waitForFunction(() => performance.getEntriesByType('resource').some((r) => /tensorpeek-worker_bg\.wasm$/.test(r.name)), null, { timeout: 30_000 });
+  const order = await idle.page.evaluate(() => {
+    const load = performance.timing.loadEventStart - performance.timing.navigationStart;
+    const all = performance.getEntriesByType('resource');
+    // the first view's own files: its styles and loader.js
+    const view = all.filter((r) => /\.css$|\/loader\.js$/.test(r.name));
+    const viewDone = Math.max(...view.map((r) => r.responseEnd));
+    const ours = all.filter((r) => /tensorpeek-/.test(r.name));
+    return {
+      view: view.length,
+      beside: ours.filter((r) => !(r.startTime >= viewDone)).map((r) => r.name),
+      appBeforeLoad: ours.filter((r) => /tensorpeek-[0-9a-f]{16}/.test(r.name) && r.startTime < load).map((r) => r.name),
+    };
+  });
+  assert.ok(order.view >= 2, 'the first view\'s styles and loader.js');
+  assert.deepEqual(order.beside, [], 'no code of ours while the first view\'s own files load');
+  assert.deepEqual(order.appBeforeLoad, [], 'no app code before the load event');
   await idle.page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   await idle.page.waitForFunction(() => performance.getEntriesByType('mark').some((m) => m.name === 'tensorpeek: spare worker ready'), null, { timeout: 30_000 });
   assert.deepEqual(idle.errors, []);
