@@ -6,13 +6,15 @@
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+at() { echo "$(( $(date +%s) - t0 )) s"; }   # seconds since the start, for the step headers
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 LOGS=target/test-logs
 mkdir -p "$LOGS" tests/e2e/out
 summary=()
 
-step() { printf '\n==== %s\n' "$*"; }
+step() { printf '\n==== %s  (at %s)\n' "$*" "$(at)"; }
 
 step "cargo test (native)"
 cargo test 2>&1 | tee "$LOGS/native.log"
@@ -23,7 +25,7 @@ summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4;
 # wasm builds' lock on target/): most of their time is one-core work (a fat-LTO link, pip),
 # which the browser steps leave room for. Their output is printed when they are done.
 step "the wheel, the pre-commit hook and the GitHub Action (beside the steps below)"
-CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh > "$LOGS/integrations.log" 2>&1 &
+(CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
 trap 'kill "$integrations" 2>/dev/null || true' EXIT   # a failed step below stops them too
 
@@ -58,8 +60,9 @@ step "the wheel, the pre-commit hook and the GitHub Action, as their users run t
 integrations_status=0
 wait "$integrations" || integrations_status=$?
 cat "$LOGS/integrations.log"
-summary+=("$(grep -E '^integrations: ' "$LOGS/integrations.log" | tail -n 1 || echo "integrations: did not finish (exit $integrations_status)")")
+summary+=("$(grep -E '^integrations: [0-9]' "$LOGS/integrations.log" | tail -n 1 || echo "integrations: did not finish (exit $integrations_status)") ($(grep -E '^integrations: finished' "$LOGS/integrations.log" | cut -d' ' -f2-))")
 
 step "summary"
 printf '%s\n' "${summary[@]}"
+echo "total:    $(at)"
 [ "$integrations_status" -eq 0 ] || { echo "the integration checks failed (exit $integrations_status)"; exit 1; }
