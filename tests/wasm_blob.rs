@@ -181,6 +181,41 @@ async fn read_into_reuses_buffers_and_reads_exact_ranges() {
         src.read_into(start, len, &mut buf).await.unwrap();
         assert_eq!(buf, big[start as usize..(start + len) as usize].to_vec(), "{start}+{len}");
     }
+    assert_eq!(src.streams_opened(), 3, "one stream, a new one 2.5 MB on, a new one behind");
+}
+
+/// An MoE audit's target reads: three stacked expert tensors read in turn, expert by expert,
+/// each slice right after that tensor's previous one — one stream per tensor, not one per
+/// read; a fifth run of reads closes the least recently used stream, and every read still
+/// gives its exact bytes.
+#[wasm_bindgen_test]
+async fn interleaved_sequential_reads_keep_a_stream_each() {
+    use tensorpeek::source::blob::MAX_CURSORS;
+    let big: Vec<u8> = (0..4_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let src = BlobSource::new(blob_of(&big));
+    let mut buf = Vec::new();
+    let (slice, tensors) = (20_000u64, [100_000u64, 1_500_000, 2_900_000]);
+    for expert in 0..8u64 {
+        for base in tensors {
+            let start = base + expert * slice;
+            src.read_into(start, slice, &mut buf).await.unwrap();
+            assert_eq!(buf, big[start as usize..(start + slice) as usize].to_vec(), "expert {expert} at {start}");
+        }
+    }
+    assert_eq!(src.streams_opened(), 3, "a stream per stacked tensor");
+    // More runs than MAX_CURSORS, more than MAX_SKIP_BYTES apart, in turn: the least
+    // recently used stream is closed each time (so every read opens one), the bytes stay exact.
+    let big: Vec<u8> = (0..8_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let src = BlobSource::new(blob_of(&big));
+    let bases: Vec<u64> = (0..MAX_CURSORS as u64 + 1).map(|i| 10_000 + i * 1_500_000).collect();
+    for round in 0..3u64 {
+        for &base in &bases {
+            let start = base + round * slice;
+            src.read_into(start, slice, &mut buf).await.unwrap();
+            assert_eq!(buf, big[start as usize..(start + slice) as usize].to_vec(), "round {round} at {start}");
+        }
+    }
+    assert_eq!(src.streams_opened(), 3 * bases.len() as u64, "the least recently used closed for each new one");
 }
 
 /// The audit loop over Blobs: the fixture checkpoint against its converted GGUF (both made

@@ -13,9 +13,20 @@ pub struct BlobSource {
     blob: web_sys::Blob,
     /// The JS buffer [`ByteSource::read_into`] reads into, kept for the next read.
     spare: std::cell::RefCell<Option<js_sys::ArrayBuffer>>,
-    /// The stream [`ByteSource::read_into`] left open where its last read ended.
-    cursor: std::cell::RefCell<Option<Cursor>>,
+    /// The streams [`ByteSource::read_into`] left open where their last reads ended, the
+    /// most recently used last (at most [`MAX_CURSORS`]).
+    cursors: std::cell::RefCell<Vec<Cursor>>,
+    /// Streams opened by [`ByteSource::read_into`] so far ([`BlobSource::streams_opened`]).
+    opened: std::cell::Cell<u64>,
 }
+
+/// Most streams [`BlobSource::read_into`] keeps open on one file, each where a read ended:
+/// an MoE audit reads a GGUF's three stacked expert tensors of a layer (`ffn_gate_exps`,
+/// `ffn_up_exps`, `ffn_down_exps`) in turn, expert by expert, each slice right after that
+/// tensor's previous one — three runs of sequential reads interleaved, which one stream would
+/// reopen at every read (a new stream per read halves Chromium's throughput: see
+/// [`MAX_SKIP_BYTES`]). Four: those three and one for whatever comes between them.
+pub const MAX_CURSORS: usize = 4;
 
 /// A BYOB reader over `slice(at, len)` of the blob, positioned at `pos`.
 struct Cursor {
@@ -36,7 +47,13 @@ pub const MAX_SKIP_BYTES: u64 = 1024 * 1024;
 
 impl BlobSource {
     pub fn new(blob: web_sys::Blob) -> Self {
-        BlobSource { blob, spare: std::cell::RefCell::new(None), cursor: std::cell::RefCell::new(None) }
+        BlobSource { blob, spare: std::cell::RefCell::new(None), cursors: std::cell::RefCell::new(Vec::new()), opened: std::cell::Cell::new(0) }
+    }
+
+    /// How many streams [`ByteSource::read_into`] has opened (each a `slice().stream()` of
+    /// the file): sequential and interleaved-sequential reads go on with open ones.
+    pub fn streams_opened(&self) -> u64 {
+        self.opened.get()
     }
 
     pub fn blob(&self) -> &web_sys::Blob {
@@ -106,15 +123,21 @@ impl ByteSource for BlobSource {
         if end > self.len() {
             return Err(SourceError::new(format!("asked for {len} bytes at {start}, past the end of the {} bytes (the file changed?)", self.len())));
         }
-        // The open stream if it can go on to `start`; else a new one from `start` to the end.
-        let taken = self.cursor.borrow_mut().take();
-        let mut cursor = match taken {
-            Some(c) if c.pos <= start && start - c.pos <= MAX_SKIP_BYTES => Some(c),
-            Some(old) => {
-                let _ = old.reader.cancel();
-                None
+        // An open stream that can go on to `start`; else a new one from `start` to the end
+        // (the least recently used closed when MAX_CURSORS are open).
+        let mut cursor = {
+            let mut open = self.cursors.borrow_mut();
+            let at = open.iter().position(|c| c.pos <= start && start - c.pos <= MAX_SKIP_BYTES);
+            match at {
+                Some(i) => Some(open.remove(i)),
+                None => {
+                    if open.len() >= MAX_CURSORS {
+                        let old = open.remove(0);
+                        let _ = old.reader.cancel();
+                    }
+                    None
+                }
             }
-            None => None,
         };
         if cursor.is_none() {
             let slice = self
@@ -122,7 +145,10 @@ impl ByteSource for BlobSource {
                 .slice_with_f64_and_f64(start as f64, self.len().min(MAX_SAFE_OFFSET) as f64)
                 .map_err(|e| js_err("Blob.slice failed", e))?;
             match web_sys::ReadableStreamByobReader::new(&slice.stream()) {
-                Ok(reader) => cursor = Some(Cursor { reader, pos: start }),
+                Ok(reader) => {
+                    self.opened.set(self.opened.get().saturating_add(1));
+                    cursor = Some(Cursor { reader, pos: start });
+                }
                 Err(_) => {
                     *buf = self.read_at(start, len).await?;
                     return Ok(());
@@ -151,7 +177,7 @@ impl ByteSource for BlobSource {
         match result {
             Ok(()) => {
                 cursor.pos = end;
-                *self.cursor.borrow_mut() = Some(cursor);
+                self.cursors.borrow_mut().push(cursor);
                 Ok(())
             }
             Err(e) => {
