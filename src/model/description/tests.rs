@@ -353,3 +353,90 @@ fn falcon_h1_is_a_parallel_hybrid() {
     c.as_object_mut().map(|o| o.remove("mamba_d_ssm"));
     assert!(desc(c).gaps.iter().any(|g| g.contains("mamba_d_ssm")));
 }
+
+/// A header's keys by their short names, as `load_hparams` reads them.
+fn header(arch: &str, keys: &[(&str, Value)]) -> Description {
+    let k: BTreeMap<String, Value> = keys.iter().map(|(key, v)| (format!("{arch}.{key}"), v.clone())).collect();
+    Description::load(Source::Converted(&k), arch, Side::Gguf).expect("a description")
+}
+
+fn bools(v: &[bool]) -> Value {
+    Value::Array(crate::formats::gguf::Array {
+        elem_type: crate::formats::gguf::ValueType::Bool,
+        len: v.len() as u64,
+        head: v.iter().map(|b| Value::Bool(u8::from(*b))).collect(),
+    })
+}
+
+fn indexed(d: &Description) -> Vec<bool> {
+    d.layers.iter().map(|l| l.indexer).collect()
+}
+
+/// glm-dsa's indexer layers: `attention.indexer.types` (one per trunk layer), else every layer
+/// below GLM-5.2's 1,048,576-token context and GLM-5.2's table from it on
+/// (src/models/glm-dsa.cpp:6-27, 60-66).
+#[test]
+fn glm_dsa_indexer_layers_follow_its_types() {
+    let dsa = |n: u32, ctx: u32, types: Option<Value>| {
+        let mut keys = vec![
+            ("block_count", Value::U32(n)),
+            ("context_length", Value::U32(ctx)),
+            ("embedding_length", Value::U32(64)),
+            ("attention.head_count", Value::U32(4)),
+            ("attention.head_count_kv", Value::U32(1)),
+            ("attention.key_length_mla", Value::U32(64)),
+            ("attention.value_length_mla", Value::U32(32)),
+            ("attention.kv_lora_rank", Value::U32(64)),
+            ("attention.indexer.head_count", Value::U32(4)),
+            ("attention.indexer.key_length", Value::U32(64)),
+            ("attention.indexer.top_k", Value::U32(2048)),
+        ];
+        if let Some(t) = types {
+            keys.push(("attention.indexer.types", t));
+        }
+        header("glm-dsa", &keys)
+    };
+    let d = dsa(4, 202_752, Some(bools(&[true, false, true, false])));
+    assert_eq!(d.memory, MemoryKind::Dsa);
+    assert_eq!(indexed(&d), [true, false, true, false]);
+    assert!(d.layers.iter().all(|l| l.attention == Attention::Mla));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+    // No types: GLM-5 / 5.1 index every layer; GLM-5.2 (its 1M context) keeps 1, 1, then one in four.
+    assert_eq!(indexed(&dsa(4, 202_752, None)), [true; 4]);
+    let glm52 = indexed(&dsa(10, 1_048_576, None));
+    assert_eq!(glm52, [true, true, true, false, false, false, true, false, false, false]);
+    // A scalar is every layer's; an array of another length is refused by llama.cpp.
+    assert_eq!(indexed(&dsa(3, 202_752, Some(Value::U32(0)))), [false; 3]);
+    let wrong = dsa(3, 202_752, Some(bools(&[true, false])));
+    assert!(wrong.gaps.iter().any(|g| g.contains("indexer.types")), "{:?}", wrong.gaps);
+}
+
+/// minimax-m3 (MSA): an indexer cache over the layers from `leading_dense_block_count` on
+/// (src/llama-model.cpp:2379); its five indexer keys are required (src/models/minimax-m3.cpp:21-25).
+#[test]
+fn minimax_m3_indexes_its_sparse_layers() {
+    let mut keys = vec![
+        ("block_count", Value::U32(3)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", Value::U32(2)),
+        ("attention.key_length", Value::U32(32)),
+        ("attention.value_length", Value::U32(32)),
+        ("leading_dense_block_count", Value::U32(1)),
+        ("attention.indexer.head_count", Value::U32(2)),
+        ("attention.indexer.key_length", Value::U32(32)),
+        ("attention.indexer.top_k", Value::U32(4)),
+        ("attention.indexer.local_blocks", Value::U32(1)),
+    ];
+    // Without `block_size` (asserted > 0) llama.cpp stops: not modelled, and said.
+    let d = header("minimax-m3", &keys);
+    assert_eq!(d.memory, MemoryKind::Unmodelled);
+    assert!(d.gaps.iter().any(|g| g.contains("block_size")), "{:?}", d.gaps);
+    keys.push(("attention.indexer.block_size", Value::U32(64)));
+    let d = header("minimax-m3", &keys);
+    assert_eq!(d.memory, MemoryKind::Msa);
+    assert_eq!(indexed(&d), [false, true, true]);
+    assert_eq!(d.indexer, Some(Indexer { n_head: 2, head_size: 32, top_k: 4 }));
+    assert!(d.layers.iter().all(|l| l.attention == Attention::Full && (l.head_k, l.head_v, l.n_head_kv) == (32, 32, 2)));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+}
