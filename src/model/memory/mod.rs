@@ -12,6 +12,7 @@
 //! (tests/fixtures/memory/). Written by hand: no crate models llama.cpp's allocator.
 
 mod compute;
+mod dsa;
 pub mod fit;
 pub mod flags;
 mod kv;
