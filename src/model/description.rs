@@ -291,7 +291,7 @@ const HYBRID: &[&str] = &[
 ];
 /// Cache kinds of their own (hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
-    "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
+    "glm5-next", "dots3note", "deepseek4", "qwen4exp", "dflash",
     "gemma3n", "gemma4-assistant",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
@@ -300,6 +300,9 @@ const UNMODELLED: &[&str] = &[
 /// `llama_kv_cache_dsa` (`create_memory`, src/llama-model.cpp:2397-2448): the indexer's cache
 /// over every trunk layer (deepseek32) or over those `is_indexer_full(il)` says (glm-dsa, :2431).
 const DSA: &[&str] = &["deepseek32", "glm-dsa"];
+/// `llama_kv_cache_dsa` when `attention.indexer.top_k` > 0, else a plain (MLA) cache
+/// (`create_memory`, src/llama-model.cpp:2494-2534): the indexer is optional there.
+const DSA_IF_INDEXED: &[&str] = &["hy_v4"];
 /// `llama_kv_cache_msa` (`create_memory`, src/llama-model.cpp:2375-2395).
 const MSA: &[&str] = &["minimax-m3"];
 /// glm-dsa's layer types when `n_ctx_train` is 1,048,576 or more and the header has no
@@ -595,7 +598,24 @@ impl Description {
         // keys are required; minimax-m3.cpp also requires `block_size` — asserted > 0 — and
         // `local_blocks`).
         let msa = MSA.contains(&arch);
-        let indexer = if DSA.contains(&arch) || msa {
+        // hy_v4 (src/models/hy-v4.cpp:45-61): the keys are optional, top_k 0 means no indexer;
+        // with one, its head count must be > 0 and its key length above the rope's.
+        let optional = DSA_IF_INDEXED.contains(&arch);
+        // A header llama.cpp refuses to load for its indexer: no plan.
+        let mut refused_indexer = false;
+        let indexer = if optional {
+            match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
+                (_, _, None | Some(0)) => None,
+                (Some(n_head), Some(head_size), Some(top_k)) if n_head > 0 && head_size > k.u64("rope.dimension_count").unwrap_or(0) => {
+                    Some(Indexer { n_head, head_size, top_k })
+                }
+                _ => {
+                    k.gaps.push(format!("{arch}.attention.indexer: a bad head count or key length, which llama.cpp refuses"));
+                    refused_indexer = true;
+                    None
+                }
+            }
+        } else if DSA.contains(&arch) || msa {
             let blocks = !msa || (k.u64("attention.indexer.block_size").is_some_and(|b| b > 0) && k.u64("attention.indexer.local_blocks").is_some());
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
                 (Some(n_head), Some(head_size), Some(top_k)) if blocks => Some(Indexer { n_head, head_size, top_k }),
@@ -614,6 +634,20 @@ impl Description {
         // `leading_dense_block_count` on (src/llama-model.cpp:2379).
         let indexed: Vec<bool> = match arch {
             _ if indexer.is_none() => vec![false; n],
+            // hy_v4: `attention.indexer.types` over `n_layer()`, all shared without it — and
+            // layer 0 must be full, or llama.cpp refuses the model.
+            "hy_v4" => {
+                let n_trunk = usize::try_from(n_layer).unwrap_or(n);
+                let mut full = vec![false; n];
+                if let Some(types) = k.bool_array("attention.indexer.types", n_trunk) {
+                    full.iter_mut().zip(types).for_each(|(f, t)| *f = t);
+                }
+                if full.first() != Some(&true) {
+                    k.gaps.push(format!("{arch}.attention.indexer.types: layer 0 is not full, which llama.cpp refuses"));
+                    refused_indexer = true;
+                }
+                full
+            }
             "glm-dsa" => {
                 let mut full: Vec<bool> = if n_ctx_train < GLM_5_2_CONTEXT {
                     vec![true; n]
@@ -654,9 +688,9 @@ impl Description {
 
         let memory = if NO_MEMORY.contains(&arch) {
             MemoryKind::None
-        } else if UNMODELLED.contains(&arch) || ((DSA.contains(&arch) || msa) && indexer.is_none()) {
+        } else if UNMODELLED.contains(&arch) || refused_indexer || ((DSA.contains(&arch) || msa) && indexer.is_none()) {
             MemoryKind::Unmodelled
-        } else if DSA.contains(&arch) {
+        } else if DSA.contains(&arch) || (optional && indexer.is_some()) {
             MemoryKind::Dsa
         } else if msa {
             MemoryKind::Msa

@@ -440,3 +440,32 @@ fn minimax_m3_indexes_its_sparse_layers() {
     assert!(d.layers.iter().all(|l| l.attention == Attention::Full && (l.head_k, l.head_v, l.n_head_kv) == (32, 32, 2)));
     assert!(d.gaps.is_empty(), "{:?}", d.gaps);
 }
+
+/// hy_v4: DSA only with an indexer (`top_k` > 0), over its full layers; without one a plain
+/// MLA cache (src/llama-model.cpp:2494-2534); layer 0 shared is refused (src/models/hy-v4.cpp:55-57).
+#[test]
+fn hy_v4_is_dsa_only_with_an_indexer() {
+    let mla = [
+        ("block_count", Value::U32(3)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", Value::U32(1)),
+        ("attention.key_length_mla", Value::U32(64)),
+        ("attention.value_length_mla", Value::U32(32)),
+        ("rope.dimension_count", Value::U32(32)),
+    ];
+    assert_eq!(header("hy_v4", &mla).memory, MemoryKind::Kv);
+    let mut keys = mla.to_vec();
+    keys.extend([
+        ("attention.indexer.head_count", Value::U32(4)),
+        ("attention.indexer.key_length", Value::U32(64)),
+        ("attention.indexer.top_k", Value::U32(2048)),
+        ("attention.indexer.types", bools(&[true, false, true])),
+    ]);
+    let d = header("hy_v4", &keys);
+    assert_eq!(d.memory, MemoryKind::Dsa);
+    assert_eq!(indexed(&d), [true, false, true]);
+    keys.pop();
+    keys.push(("attention.indexer.types", bools(&[false, true, true])));
+    assert_eq!(header("hy_v4", &keys).memory, MemoryKind::Unmodelled);
+}
