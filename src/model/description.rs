@@ -164,7 +164,10 @@ pub enum MemoryKind {
     /// indexer's cache (K, and V: the model is no MLA) over its sparse layers, both of the full
     /// context.
     Msa,
-    /// A memory module tensorpeek does not model (MSA, DSV4, hybrid-idx, …).
+    /// hybrid-idx (`llama_memory_hybrid_idx`, glm5-next): the recurrent layers' state, an MLA
+    /// cache over the attention layers and the k-pool indexer's key cache over their full ones.
+    HybridIdx,
+    /// A memory module tensorpeek does not model (DSV4, DSA-iSWA, …).
     Unmodelled,
 }
 
@@ -291,7 +294,7 @@ const HYBRID: &[&str] = &[
 ];
 /// Cache kinds of their own (hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
-    "glm5-next", "dots3note", "deepseek4", "qwen4exp", "dflash",
+    "dots3note", "deepseek4", "qwen4exp", "dflash",
     "gemma3n", "gemma4-assistant",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
@@ -303,6 +306,8 @@ const DSA: &[&str] = &["deepseek32", "glm-dsa"];
 /// `llama_kv_cache_dsa` when `attention.indexer.top_k` > 0, else a plain (MLA) cache
 /// (`create_memory`, src/llama-model.cpp:2494-2534): the indexer is optional there.
 const DSA_IF_INDEXED: &[&str] = &["hy_v4"];
+/// `llama_memory_hybrid_idx` (`create_memory`, src/llama-model.cpp:2450-2492).
+const HYBRID_IDX: &[&str] = &["glm5-next"];
 /// `llama_kv_cache_msa` (`create_memory`, src/llama-model.cpp:2375-2395).
 const MSA: &[&str] = &["minimax-m3"];
 /// glm-dsa's layer types when `n_ctx_train` is 1,048,576 or more and the header has no
@@ -553,7 +558,7 @@ impl Description {
         // Recurrent layers.
         let mut is_recr = vec![RECURRENT.contains(&arch); n];
         match arch {
-            "jamba" | "lfm2" | "lfm2moe" | "granitehybrid" | "plamo2" => {
+            "jamba" | "lfm2" | "lfm2moe" | "granitehybrid" | "plamo2" | "glm5-next" => {
                 for (i, r) in is_recr.iter_mut().enumerate() {
                     *r = n_head_kv.get(i).copied() == Some(0);
                 }
@@ -615,6 +620,16 @@ impl Description {
                     None
                 }
             }
+        } else if HYBRID_IDX.contains(&arch) {
+            // src/models/glm5-next.cpp:39-45: the four keys are required, the k-pool > 1 and
+            // dividing top_k (asserted).
+            match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k"), k.u64("attention.indexer.kpool")) {
+                (Some(n_head), Some(head_size), Some(top_k), Some(kpool)) if kpool > 1 && top_k % kpool == 0 => Some(Indexer { n_head, head_size, top_k }),
+                _ => {
+                    k.gaps.push(format!("{arch}.attention.indexer.head_count / key_length / top_k / kpool (> 1, dividing top_k): missing or wrong, which llama.cpp refuses"));
+                    None
+                }
+            }
         } else if DSA.contains(&arch) || msa {
             let blocks = !msa || (k.u64("attention.indexer.block_size").is_some_and(|b| b > 0) && k.u64("attention.indexer.local_blocks").is_some());
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
@@ -647,6 +662,17 @@ impl Description {
                     refused_indexer = true;
                 }
                 full
+            }
+            // glm5-next: the attention (non-recurrent) trunk layers `attention.indexer.types`
+            // calls full, all by default (src/models/glm5-next.cpp:46-47; the filter,
+            // src/llama-model.cpp:2457-2459).
+            "glm5-next" => {
+                let n_trunk = usize::try_from(n_layer).unwrap_or(n);
+                let types = k.bool_array("attention.indexer.types", n_trunk);
+                if types.is_none() && k.value("attention.indexer.types").is_some() {
+                    k.gaps.push(format!("{arch}.attention.indexer.types: not an array of {n_trunk} values, which llama.cpp refuses"));
+                }
+                (0..n).map(|i| i < n_trunk && !is_recr.get(i).copied().unwrap_or(false) && types.as_ref().is_none_or(|t| t.get(i).copied().unwrap_or(false))).collect()
             }
             "glm-dsa" => {
                 let mut full: Vec<bool> = if n_ctx_train < GLM_5_2_CONTEXT {
@@ -688,12 +714,14 @@ impl Description {
 
         let memory = if NO_MEMORY.contains(&arch) {
             MemoryKind::None
-        } else if UNMODELLED.contains(&arch) || refused_indexer || ((DSA.contains(&arch) || msa) && indexer.is_none()) {
+        } else if UNMODELLED.contains(&arch) || refused_indexer || ((DSA.contains(&arch) || msa || HYBRID_IDX.contains(&arch)) && indexer.is_none()) {
             MemoryKind::Unmodelled
         } else if DSA.contains(&arch) || (optional && indexer.is_some()) {
             MemoryKind::Dsa
         } else if msa {
             MemoryKind::Msa
+        } else if HYBRID_IDX.contains(&arch) {
+            MemoryKind::HybridIdx
         } else if RECURRENT.contains(&arch) {
             MemoryKind::Recurrent
         } else if HYBRID.contains(&arch) {
@@ -795,6 +823,14 @@ fn recurrent_state(k: &mut Keys, arch: &str, n_embd: u64, n_head0: u64) -> Optio
     if wkv != 0 {
         let shift = k.u64("token_shift_count").unwrap_or(2);
         return Some(Recurrent { r: shift.checked_mul(n_embd)?, s: n_embd.checked_mul(wkv)? });
+    }
+    // Kimi's KDA (glm5-next's linear layers too): the Q, K and V convolutions' state, and a
+    // head_dim² state per head (src/llama-hparams.cpp:219-224, 242-247).
+    if let Some(kda) = k.u64("kda.head_dim").filter(|d| *d > 0) {
+        let d_conv = k.u64("ssm.conv_kernel").unwrap_or(0);
+        let d_inner = n_head0.checked_mul(kda)?;
+        let conv = if d_conv > 0 { d_conv - 1 } else { 3 };
+        return Some(Recurrent { r: conv.checked_mul(d_inner)?.checked_mul(3)?, s: kda.checked_mul(kda)?.checked_mul(n_head0)? });
     }
     if let Some(l_cache) = k.u64("shortconv.l_cache") {
         let s = k.u64("ssm.state_size").unwrap_or(0).checked_mul(k.u64("ssm.inner_size").unwrap_or(0))?;

@@ -469,3 +469,44 @@ fn hy_v4_is_dsa_only_with_an_indexer() {
     keys.push(("attention.indexer.types", bools(&[false, true, true])));
     assert_eq!(header("hy_v4", &keys).memory, MemoryKind::Unmodelled);
 }
+
+/// glm5-next (hybrid-idx): KDA layers (no KV heads) keep a recurrent state of Q/K/V
+/// convolutions and head_dim² per head; the attention layers an MLA cache, and those
+/// `attention.indexer.types` calls full the k-pool indexer's (src/models/glm5-next.cpp:7-47,
+/// src/llama-hparams.cpp:219-247).
+#[test]
+fn glm5_next_is_hybrid_with_an_indexer() {
+    let u32s = |v: &[u32]| {
+        Value::Array(crate::formats::gguf::Array {
+            elem_type: crate::formats::gguf::ValueType::U32,
+            len: v.len() as u64,
+            head: v.iter().map(|x| Value::U32(*x)).collect(),
+        })
+    };
+    let mut keys = vec![
+        ("block_count", Value::U32(4)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", u32s(&[0, 1, 0, 1])),
+        ("attention.key_length", Value::U32(64)),
+        ("attention.key_length_mla", Value::U32(32)),
+        ("attention.value_length_mla", Value::U32(32)),
+        ("attention.kv_lora_rank", Value::U32(64)),
+        ("ssm.conv_kernel", Value::U32(4)),
+        ("kda.head_dim", Value::U32(16)),
+        ("attention.indexer.head_count", Value::U32(4)),
+        ("attention.indexer.key_length", Value::U32(64)),
+        ("attention.indexer.top_k", Value::U32(2048)),
+        ("attention.indexer.types", bools(&[true, true, true, false])),
+    ];
+    // Without a k-pool (> 1, dividing top_k) llama.cpp stops.
+    assert_eq!(header("glm5-next", &keys).memory, MemoryKind::Unmodelled);
+    keys.push(("attention.indexer.kpool", Value::U32(4)));
+    let d = header("glm5-next", &keys);
+    assert_eq!(d.memory, MemoryKind::HybridIdx);
+    assert_eq!(d.pattern(), "RMRM");
+    assert_eq!(indexed(&d), [false, true, false, false]);
+    // r = 3 · (d_conv − 1) · n_head · head_dim, s = head_dim² · n_head.
+    assert_eq!(d.recurrent, Some(Recurrent { r: 3 * 3 * 64, s: 16 * 16 * 4 }));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+}

@@ -115,30 +115,34 @@ pub fn cache(
     // only (src/llama-kv-cache.cpp:231); MSA's is not, so each layer also gets a V of the model's
     // `value_length` × that one head — transposed (flash attention off), padded to the widest,
     // which is the same here: every layer has the one head (`n_embd_v_gqa_max`, :215).
-    if let (Some(ix), MemoryKind::Dsa | MemoryKind::Msa) = (desc.indexer, desc.memory) {
+    // hybrid-idx (src/llama-memory-hybrid-idx.cpp:54-71) fakes MLA for its indexer cache (K only)
+    // and keeps key, gate and pooled values per token: a row of 3 × `indexer.key_length` (its
+    // k-pool is asserted > 1).
+    if let (Some(ix), MemoryKind::Dsa | MemoryKind::Msa | MemoryKind::HybridIdx) = (desc.indexer, desc.memory) {
         let rows = p.n_ctx_seq.saturating_mul(p.n_stream);
         let with_v = desc.memory == MemoryKind::Msa;
+        let width = if desc.memory == MemoryKind::HybridIdx { ix.head_size.saturating_mul(3) } else { ix.head_size };
         let q = |t: super::CacheType| Some((t.ggml().block_size, t.ggml().type_size)).filter(|_| t.is_quantized());
         let v_max = if v_trans { desc.layers.iter().map(|l| l.head_v).max().unwrap_or(0) } else { 0 };
         for (il, l) in desc.layers.iter().enumerate() {
             if !l.indexer || l.nextn {
                 continue;
             }
-            let k = s.type_k.row_size(ix.head_size).unwrap_or(0).saturating_mul(rows);
+            let k = s.type_k.row_size(width).unwrap_or(0).saturating_mul(rows);
             let vw = if v_trans { v_max } else { l.head_v };
             let v = if with_v { s.type_v.row_size(vw).unwrap_or(0).saturating_mul(rows) } else { 0 };
             sum.indexer_layers += 1;
             sum.indexer_k_bytes += k;
             sum.indexer_v_bytes += v;
             let d = device_of(il);
-            let mut b = padded(k, ix.head_size, q(s.type_k), d, s);
+            let mut b = padded(k, width, q(s.type_k), d, s);
             if with_v {
                 b = b.saturating_add(padded(v, vw, q(s.type_v), d, s));
             }
             *bufs.entry((3, d)).or_insert(0) += b;
         }
     }
-    if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa)) {
+    if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa | MemoryKind::HybridIdx)) {
         let rows = p.n_seq.max(1);
         for (il, l) in desc.layers.iter().enumerate() {
             if !l.recurrent || l.nextn {
