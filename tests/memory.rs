@@ -80,6 +80,7 @@ const COMPUTE_NOT_MODELLED: &[(&str, bool)] = &[
     ("minimax-m3-msa", false),
     ("hy_v4-dsa", true),
     ("glm5-next-idx", false),
+    ("gemma3n-shared-kv", false),
     ("t5-Q8_0", true),
     ("t5-tied-F16", true),
     ("t5encoder-BF16", true),

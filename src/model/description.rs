@@ -295,7 +295,7 @@ const HYBRID: &[&str] = &[
 /// Cache kinds of their own (hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
     "dots3note", "deepseek4", "qwen4exp", "dflash",
-    "gemma3n", "gemma4-assistant",
+    "gemma4-assistant",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
@@ -322,6 +322,9 @@ const GLM_5_2_INDEXER_TYPES: [bool; 78] = {
     }
     t
 };
+/// gemma3n's `n_layer_kv_from_start` (src/models/gemma3n.cpp:7): blocks from the 21st on read an
+/// earlier block's cache.
+const GEMMA3N_KV_FROM_START: u64 = 20;
 /// Below this training context glm-dsa is GLM-5 / 5.1, whose layers are all full
 /// (`is_pre_5_2`, src/models/glm-dsa.cpp:61).
 const GLM_5_2_CONTEXT: u64 = 1_048_576;
@@ -352,6 +355,8 @@ const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
     ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
     // gemma4: the pattern is a required per-layer array and the window a required key.
     ("gemma4", SwaKind::Standard, 0, false, None),
+    // gemma3n: pattern 5 (`load_swa_pattern(ml, 5)`), the window required (src/models/gemma3n.cpp:4-11).
+    ("gemma3n", SwaKind::Standard, 5, false, None),
 ];
 
 /// Where the keys come from: a GGUF header, or the keys the converter would write for a
@@ -596,6 +601,8 @@ impl Description {
         // (`n_layer_kv_from_start = n_layer_all - shared_kv_layers`, src/models/gemma4.cpp).
         let kv_from_start = match arch {
             "gemma4" => Some(n_layer_all.saturating_sub(k.u64("attention.shared_kv_layers").unwrap_or(0))),
+            // gemma3n: a fixed 20 (src/models/gemma3n.cpp:7).
+            "gemma3n" => Some(GEMMA3N_KV_FROM_START),
             _ => None,
         };
 

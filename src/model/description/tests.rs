@@ -510,3 +510,24 @@ fn glm5_next_is_hybrid_with_an_indexer() {
     assert_eq!(d.recurrent, Some(Recurrent { r: 3 * 3 * 64, s: 16 * 16 * 4 }));
     assert!(d.gaps.is_empty(), "{:?}", d.gaps);
 }
+
+/// gemma3n: the gemma4 rule with a fixed `n_layer_kv_from_start` of 20 (src/models/gemma3n.cpp:7)
+/// and pattern 5: of 21 blocks the last (sliding) reads block 18's cache.
+#[test]
+fn gemma3n_shares_the_cache_from_block_20() {
+    let d = header(
+        "gemma3n",
+        &[
+            ("block_count", Value::U32(21)),
+            ("embedding_length", Value::U32(32)),
+            ("attention.head_count", Value::U32(2)),
+            ("attention.head_count_kv", Value::U32(1)),
+            ("attention.key_length", Value::U32(32)),
+            ("attention.sliding_window", Value::U32(64)),
+        ],
+    );
+    assert_eq!(d.memory, MemoryKind::Iswa);
+    assert_eq!(d.pattern(), "SSSSFSSSSFSSSSFSSSSFS");
+    let shared: Vec<usize> = d.layers.iter().enumerate().filter(|(_, l)| l.shares_kv).map(|(i, _)| i).collect();
+    assert_eq!(shared, [20]);
+}
