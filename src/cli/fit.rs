@@ -244,8 +244,13 @@ fn print_plan(desc: &Description, p: &Plan, largest: Option<u64>) {
     );
     let kv = &p.kv;
     let swa = kv.swa_cells.map(|c| format!(", SWA {} cells", thousands(c))).unwrap_or_default();
+    let indexer = if kv.indexer_layers > 0 {
+        format!("; indexer cache {} layers, K {}, V {}", kv.indexer_layers, human_bytes(kv.indexer_k_bytes), human_bytes(kv.indexer_v_bytes))
+    } else {
+        String::new()
+    };
     println!(
-        "KV cache: {} cells{swa} × {} streams, {} layers, K ({}) {}, V ({}) {}{}",
+        "KV cache: {} cells{swa} × {} streams, {} layers, K ({}) {}, V ({}) {}{indexer}{}",
         thousands(kv.cells),
         kv.streams,
         kv.layers,

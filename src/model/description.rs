@@ -69,7 +69,9 @@ pub struct Layer {
     /// `shared_kv_layers`, the last blocks: `!has_kv(il)`, llama.cpp's `n_layer_kv_from_start`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shares_kv: bool,
-    /// The layer keeps lightning-indexer keys (DSA: `filter_lid` in `create_memory`).
+    /// The layer keeps indexer keys in the indexer's own cache (`create_memory`: DSA's
+    /// `filter_lid` — every trunk layer of deepseek32, glm-dsa's `is_indexer_full(il)` ones —,
+    /// MSA's `filter_idx`, the layers from `leading_dense_block_count` on).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub indexer: bool,
 }
@@ -109,8 +111,9 @@ pub struct Mla {
     pub head_v_mla: u64,
 }
 
-/// DSA's lightning indexer (`attention.indexer.*`): a key cache of one head of `head_size`
-/// per indexed layer, and the `top_k` cells each query keeps.
+/// DSA's lightning indexer or MSA's block indexer (`attention.indexer.*`): a cache of one
+/// head of `head_size` per indexed layer, and the `top_k` cells (DSA) or blocks (MSA) each
+/// query keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Indexer {
     pub n_head: u64,
@@ -154,10 +157,17 @@ pub enum MemoryKind {
     Hybrid,
     /// Hybrid with a sliding-window attention part.
     HybridIswa,
-    /// DSA (`llama_kv_cache_dsa`, deepseek32): the MLA cache and the lightning indexer's key
-    /// cache, both of the full context.
+    /// DSA (`llama_kv_cache_dsa`, deepseek32 and glm-dsa): the MLA cache and the lightning
+    /// indexer's key cache, both of the full context.
     Dsa,
-    /// A memory module tensorpeek does not model (MSA, DSV4, hybrid-idx, …).
+    /// MSA (`llama_kv_cache_msa`, minimax-m3): a KV cache over every layer and the block
+    /// indexer's cache (K, and V: the model is no MLA) over its sparse layers, both of the full
+    /// context.
+    Msa,
+    /// hybrid-idx (`llama_memory_hybrid_idx`, glm5-next): the recurrent layers' state, an MLA
+    /// cache over the attention layers and the k-pool indexer's key cache over their full ones.
+    HybridIdx,
+    /// A memory module tensorpeek does not model (DSV4, DSA-iSWA, …).
     Unmodelled,
 }
 
@@ -184,7 +194,7 @@ pub struct Description {
     pub swa: Option<Swa>,
     pub mla: Option<Mla>,
     pub recurrent: Option<Recurrent>,
-    /// DSA's indexer, when the memory is [`MemoryKind::Dsa`].
+    /// The indexer, when the memory is [`MemoryKind::Dsa`] or [`MemoryKind::Msa`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub indexer: Option<Indexer>,
     /// An encoder–decoder model's decoder (T5).
@@ -282,17 +292,42 @@ const HYBRID: &[&str] = &[
     "jamba", "falcon-h1", "plamo2", "granitehybrid", "lfm2", "lfm2moe", "nemotron_h", "nemotron_h_moe",
     "qwen3next", "qwen35", "qwen35moe", "minimax-01",
 ];
-/// Cache kinds of their own (MSA, hybrid-idx, DSV4, …): not modelled.
+/// Cache kinds of their own (hybrid-idx, DSV4, …): not modelled.
 const UNMODELLED: &[&str] = &[
-    "minimax-m3", "glm-dsa", "glm5-next", "hy_v4", "dots3note", "deepseek4", "qwen4exp", "dflash",
-    "gemma3n", "gemma4-assistant",
+    "dots3note", "deepseek4", "qwen4exp", "dflash",
+    "gemma4-assistant",
     // hybrids whose recurrent state has its own formula (KDA, …)
     "kimi-linear", "kimi-k3", "bailingmoe3",
 ];
 
-/// `llama_kv_cache_dsa` over every trunk layer (`create_memory`, src/llama-model.cpp:2396-2447;
-/// glm-dsa's `is_indexer_full(il)` filter is not read yet: it stays unmodelled).
-const DSA: &[&str] = &["deepseek32"];
+/// `llama_kv_cache_dsa` (`create_memory`, src/llama-model.cpp:2397-2448): the indexer's cache
+/// over every trunk layer (deepseek32) or over those `is_indexer_full(il)` says (glm-dsa, :2431).
+const DSA: &[&str] = &["deepseek32", "glm-dsa"];
+/// `llama_kv_cache_dsa` when `attention.indexer.top_k` > 0, else a plain (MLA) cache
+/// (`create_memory`, src/llama-model.cpp:2494-2534): the indexer is optional there.
+const DSA_IF_INDEXED: &[&str] = &["hy_v4"];
+/// `llama_memory_hybrid_idx` (`create_memory`, src/llama-model.cpp:2450-2492).
+const HYBRID_IDX: &[&str] = &["glm5-next"];
+/// `llama_kv_cache_msa` (`create_memory`, src/llama-model.cpp:2375-2395).
+const MSA: &[&str] = &["minimax-m3"];
+/// glm-dsa's layer types when `n_ctx_train` is 1,048,576 or more and the header has no
+/// `attention.indexer.types` (`GLM_5_2_DEFAULT_INDEXER_TYPES`, src/models/glm-dsa.cpp:6-27):
+/// 1 = full, the rest of the array 0 = shared.
+const GLM_5_2_INDEXER_TYPES: [bool; 78] = {
+    let mut t = [false; 78];
+    let mut i = 0;
+    while i < 78 {
+        t[i] = i < 2 || (i - 2) % 4 == 0;
+        i += 1;
+    }
+    t
+};
+/// gemma3n's `n_layer_kv_from_start` (src/models/gemma3n.cpp:7): blocks from the 21st on read an
+/// earlier block's cache.
+const GEMMA3N_KV_FROM_START: u64 = 20;
+/// Below this training context glm-dsa is GLM-5 / 5.1, whose layers are all full
+/// (`is_pre_5_2`, src/models/glm-dsa.cpp:61).
+const GLM_5_2_CONTEXT: u64 = 1_048_576;
 
 /// Archs whose experts are `n_ff` wide (`{n_embd, n_ff, n_expert}` in `load_arch_tensors`,
 /// e.g. src/models/llama.cpp:80, granite-hybrid.cpp:108; cohere2moe and grok fall back to
@@ -320,6 +355,8 @@ const SWA_RULES: &[(&str, SwaKind, u64, bool, Option<u64>)] = &[
     ("llama4", SwaKind::Chunked, 4, false, Some(8192)),
     // gemma4: the pattern is a required per-layer array and the window a required key.
     ("gemma4", SwaKind::Standard, 0, false, None),
+    // gemma3n: pattern 5 (`load_swa_pattern(ml, 5)`), the window required (src/models/gemma3n.cpp:4-11).
+    ("gemma3n", SwaKind::Standard, 5, false, None),
 ];
 
 /// Where the keys come from: a GGUF header, or the keys the converter would write for a
@@ -526,7 +563,7 @@ impl Description {
         // Recurrent layers.
         let mut is_recr = vec![RECURRENT.contains(&arch); n];
         match arch {
-            "jamba" | "lfm2" | "lfm2moe" | "granitehybrid" | "plamo2" => {
+            "jamba" | "lfm2" | "lfm2moe" | "granitehybrid" | "plamo2" | "glm5-next" => {
                 for (i, r) in is_recr.iter_mut().enumerate() {
                     *r = n_head_kv.get(i).copied() == Some(0);
                 }
@@ -564,20 +601,110 @@ impl Description {
         // (`n_layer_kv_from_start = n_layer_all - shared_kv_layers`, src/models/gemma4.cpp).
         let kv_from_start = match arch {
             "gemma4" => Some(n_layer_all.saturating_sub(k.u64("attention.shared_kv_layers").unwrap_or(0))),
+            // gemma3n: a fixed 20 (src/models/gemma3n.cpp:7).
+            "gemma3n" => Some(GEMMA3N_KV_FROM_START),
             _ => None,
         };
 
-        // DSA's indexer (src/models/deepseek32.cpp `load_arch_hparams`: the three keys are required).
-        let indexer = if DSA.contains(&arch) {
+        // The indexer (src/models/deepseek32.cpp and glm-dsa.cpp `load_arch_hparams`: the three
+        // keys are required; minimax-m3.cpp also requires `block_size` — asserted > 0 — and
+        // `local_blocks`).
+        let msa = MSA.contains(&arch);
+        // hy_v4 (src/models/hy-v4.cpp:45-61): the keys are optional, top_k 0 means no indexer;
+        // with one, its head count must be > 0 and its key length above the rope's.
+        let optional = DSA_IF_INDEXED.contains(&arch);
+        // A header llama.cpp refuses to load for its indexer: no plan.
+        let mut refused_indexer = false;
+        let indexer = if optional {
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
-                (Some(n_head), Some(head_size), Some(top_k)) => Some(Indexer { n_head, head_size, top_k }),
+                (_, _, None | Some(0)) => None,
+                (Some(n_head), Some(head_size), Some(top_k)) if n_head > 0 && head_size > k.u64("rope.dimension_count").unwrap_or(0) => {
+                    Some(Indexer { n_head, head_size, top_k })
+                }
                 _ => {
-                    k.gaps.push(format!("{arch}.attention.indexer.head_count / key_length / top_k: missing, which llama.cpp refuses"));
+                    k.gaps.push(format!("{arch}.attention.indexer: a bad head count or key length, which llama.cpp refuses"));
+                    refused_indexer = true;
+                    None
+                }
+            }
+        } else if HYBRID_IDX.contains(&arch) {
+            // src/models/glm5-next.cpp:39-45: the four keys are required, the k-pool > 1 and
+            // dividing top_k (asserted).
+            match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k"), k.u64("attention.indexer.kpool")) {
+                (Some(n_head), Some(head_size), Some(top_k), Some(kpool)) if kpool > 1 && top_k % kpool == 0 => Some(Indexer { n_head, head_size, top_k }),
+                _ => {
+                    k.gaps.push(format!("{arch}.attention.indexer.head_count / key_length / top_k / kpool (> 1, dividing top_k): missing or wrong, which llama.cpp refuses"));
+                    None
+                }
+            }
+        } else if DSA.contains(&arch) || msa {
+            let blocks = !msa || (k.u64("attention.indexer.block_size").is_some_and(|b| b > 0) && k.u64("attention.indexer.local_blocks").is_some());
+            match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
+                (Some(n_head), Some(head_size), Some(top_k)) if blocks => Some(Indexer { n_head, head_size, top_k }),
+                _ => {
+                    let keys = if msa { "head_count / key_length / top_k / block_size (> 0) / local_blocks" } else { "head_count / key_length / top_k" };
+                    k.gaps.push(format!("{arch}.attention.indexer.{keys}: missing, which llama.cpp refuses"));
                     None
                 }
             }
         } else {
             None
+        };
+        // Which layers keep indexer keys: every trunk layer (deepseek32); glm-dsa's full ones —
+        // all below GLM-5.2's context, GLM-5.2's table above it, then `attention.indexer.types`
+        // (`get_key_or_arr` over `n_layer()` entries: another length is refused) —; MSA's from
+        // `leading_dense_block_count` on (src/llama-model.cpp:2379).
+        let indexed: Vec<bool> = match arch {
+            _ if indexer.is_none() => vec![false; n],
+            // hy_v4: `attention.indexer.types` over `n_layer()`, all shared without it — and
+            // layer 0 must be full, or llama.cpp refuses the model.
+            "hy_v4" => {
+                let n_trunk = usize::try_from(n_layer).unwrap_or(n);
+                let mut full = vec![false; n];
+                if let Some(types) = k.bool_array("attention.indexer.types", n_trunk) {
+                    full.iter_mut().zip(types).for_each(|(f, t)| *f = t);
+                }
+                if full.first() != Some(&true) {
+                    k.gaps.push(format!("{arch}.attention.indexer.types: layer 0 is not full, which llama.cpp refuses"));
+                    refused_indexer = true;
+                }
+                full
+            }
+            // glm5-next: the attention (non-recurrent) trunk layers `attention.indexer.types`
+            // calls full, all by default (src/models/glm5-next.cpp:46-47; the filter,
+            // src/llama-model.cpp:2457-2459).
+            "glm5-next" => {
+                let n_trunk = usize::try_from(n_layer).unwrap_or(n);
+                let types = k.bool_array("attention.indexer.types", n_trunk);
+                if types.is_none() && k.value("attention.indexer.types").is_some() {
+                    k.gaps.push(format!("{arch}.attention.indexer.types: not an array of {n_trunk} values, which llama.cpp refuses"));
+                }
+                (0..n).map(|i| i < n_trunk && !is_recr.get(i).copied().unwrap_or(false) && types.as_ref().is_none_or(|t| t.get(i).copied().unwrap_or(false))).collect()
+            }
+            "glm-dsa" => {
+                let mut full: Vec<bool> = if n_ctx_train < GLM_5_2_CONTEXT {
+                    vec![true; n]
+                } else {
+                    (0..n).map(|i| GLM_5_2_INDEXER_TYPES.get(i).copied().unwrap_or(false)).collect()
+                };
+                let n_trunk = usize::try_from(n_layer).unwrap_or(n);
+                let is_array = matches!(k.value("attention.indexer.types"), Some(Value::Array(_)));
+                let scalar = k.value("attention.indexer.types").map(Value::as_u64);
+                if is_array {
+                    match k.bool_array("attention.indexer.types", n_trunk) {
+                        Some(types) => full.iter_mut().zip(types).for_each(|(f, t)| *f = t),
+                        None => k.gaps.push(format!("{arch}.attention.indexer.types: not an array of {n_trunk} values, which llama.cpp refuses")),
+                    }
+                } else if let Some(scalar) = scalar {
+                    match scalar {
+                        Some(x) => full.iter_mut().take(n_trunk).for_each(|f| *f = x != 0),
+                        None => k.gaps.push(format!("{arch}.attention.indexer.types: neither a number nor an array, which llama.cpp refuses")),
+                    }
+                }
+                full
+            }
+            _ if msa => (0..n).map(|i| i as u64 >= leading_dense).collect(),
+            _ => vec![true; n],
         };
         // Encoder–decoder (`llama_model_has_encoder`, src/llama-model.cpp:3310): T5's
         // `decoder_block_count` defaults to `block_count` (src/models/t5.cpp:12); t5encoder has
@@ -594,10 +721,14 @@ impl Description {
 
         let memory = if NO_MEMORY.contains(&arch) {
             MemoryKind::None
-        } else if UNMODELLED.contains(&arch) || (DSA.contains(&arch) && indexer.is_none()) {
+        } else if UNMODELLED.contains(&arch) || refused_indexer || ((DSA.contains(&arch) || msa || HYBRID_IDX.contains(&arch)) && indexer.is_none()) {
             MemoryKind::Unmodelled
-        } else if DSA.contains(&arch) {
+        } else if DSA.contains(&arch) || (optional && indexer.is_some()) {
             MemoryKind::Dsa
+        } else if msa {
+            MemoryKind::Msa
+        } else if HYBRID_IDX.contains(&arch) {
+            MemoryKind::HybridIdx
         } else if RECURRENT.contains(&arch) {
             MemoryKind::Recurrent
         } else if HYBRID.contains(&arch) {
@@ -656,7 +787,7 @@ impl Description {
                 let (head_k, head_v) = if sw { (head_k_swa, head_v_swa) } else { (head_k_full, head_v_full) };
                 let shares_kv = kv_from_start.is_some_and(|from| il >= from);
                 let nextn = il >= n_layer;
-                let indexer = indexer.is_some() && !nextn;
+                let indexer = !nextn && indexed.get(i).copied().unwrap_or(false);
                 Layer { attention, n_head: nh, n_head_kv: nkv, head_k, head_v, ffn, nextn, recurrent: recr, shares_kv, indexer }
             })
             .collect();
@@ -699,6 +830,14 @@ fn recurrent_state(k: &mut Keys, arch: &str, n_embd: u64, n_head0: u64) -> Optio
     if wkv != 0 {
         let shift = k.u64("token_shift_count").unwrap_or(2);
         return Some(Recurrent { r: shift.checked_mul(n_embd)?, s: n_embd.checked_mul(wkv)? });
+    }
+    // Kimi's KDA (glm5-next's linear layers too): the Q, K and V convolutions' state, and a
+    // head_dim² state per head (src/llama-hparams.cpp:219-224, 242-247).
+    if let Some(kda) = k.u64("kda.head_dim").filter(|d| *d > 0) {
+        let d_conv = k.u64("ssm.conv_kernel").unwrap_or(0);
+        let d_inner = n_head0.checked_mul(kda)?;
+        let conv = if d_conv > 0 { d_conv - 1 } else { 3 };
+        return Some(Recurrent { r: conv.checked_mul(d_inner)?.checked_mul(3)?, s: kda.checked_mul(kda)?.checked_mul(n_head0)? });
     }
     if let Some(l_cache) = k.u64("shortconv.l_cache") {
         let s = k.u64("ssm.state_size").unwrap_or(0).checked_mul(k.u64("ssm.inner_size").unwrap_or(0))?;

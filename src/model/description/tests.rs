@@ -353,3 +353,181 @@ fn falcon_h1_is_a_parallel_hybrid() {
     c.as_object_mut().map(|o| o.remove("mamba_d_ssm"));
     assert!(desc(c).gaps.iter().any(|g| g.contains("mamba_d_ssm")));
 }
+
+/// A header's keys by their short names, as `load_hparams` reads them.
+fn header(arch: &str, keys: &[(&str, Value)]) -> Description {
+    let k: BTreeMap<String, Value> = keys.iter().map(|(key, v)| (format!("{arch}.{key}"), v.clone())).collect();
+    Description::load(Source::Converted(&k), arch, Side::Gguf).expect("a description")
+}
+
+fn bools(v: &[bool]) -> Value {
+    Value::Array(crate::formats::gguf::Array {
+        elem_type: crate::formats::gguf::ValueType::Bool,
+        len: v.len() as u64,
+        head: v.iter().map(|b| Value::Bool(u8::from(*b))).collect(),
+    })
+}
+
+fn indexed(d: &Description) -> Vec<bool> {
+    d.layers.iter().map(|l| l.indexer).collect()
+}
+
+/// glm-dsa's indexer layers: `attention.indexer.types` (one per trunk layer), else every layer
+/// below GLM-5.2's 1,048,576-token context and GLM-5.2's table from it on
+/// (src/models/glm-dsa.cpp:6-27, 60-66).
+#[test]
+fn glm_dsa_indexer_layers_follow_its_types() {
+    let dsa = |n: u32, ctx: u32, types: Option<Value>| {
+        let mut keys = vec![
+            ("block_count", Value::U32(n)),
+            ("context_length", Value::U32(ctx)),
+            ("embedding_length", Value::U32(64)),
+            ("attention.head_count", Value::U32(4)),
+            ("attention.head_count_kv", Value::U32(1)),
+            ("attention.key_length_mla", Value::U32(64)),
+            ("attention.value_length_mla", Value::U32(32)),
+            ("attention.kv_lora_rank", Value::U32(64)),
+            ("attention.indexer.head_count", Value::U32(4)),
+            ("attention.indexer.key_length", Value::U32(64)),
+            ("attention.indexer.top_k", Value::U32(2048)),
+        ];
+        if let Some(t) = types {
+            keys.push(("attention.indexer.types", t));
+        }
+        header("glm-dsa", &keys)
+    };
+    let d = dsa(4, 202_752, Some(bools(&[true, false, true, false])));
+    assert_eq!(d.memory, MemoryKind::Dsa);
+    assert_eq!(indexed(&d), [true, false, true, false]);
+    assert!(d.layers.iter().all(|l| l.attention == Attention::Mla));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+    // No types: GLM-5 / 5.1 index every layer; GLM-5.2 (its 1M context) keeps 1, 1, then one in four.
+    assert_eq!(indexed(&dsa(4, 202_752, None)), [true; 4]);
+    let glm52 = indexed(&dsa(10, 1_048_576, None));
+    assert_eq!(glm52, [true, true, true, false, false, false, true, false, false, false]);
+    // A scalar is every layer's; an array of another length is refused by llama.cpp.
+    assert_eq!(indexed(&dsa(3, 202_752, Some(Value::U32(0)))), [false; 3]);
+    let wrong = dsa(3, 202_752, Some(bools(&[true, false])));
+    assert!(wrong.gaps.iter().any(|g| g.contains("indexer.types")), "{:?}", wrong.gaps);
+}
+
+/// minimax-m3 (MSA): an indexer cache over the layers from `leading_dense_block_count` on
+/// (src/llama-model.cpp:2379); its five indexer keys are required (src/models/minimax-m3.cpp:21-25).
+#[test]
+fn minimax_m3_indexes_its_sparse_layers() {
+    let mut keys = vec![
+        ("block_count", Value::U32(3)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", Value::U32(2)),
+        ("attention.key_length", Value::U32(32)),
+        ("attention.value_length", Value::U32(32)),
+        ("leading_dense_block_count", Value::U32(1)),
+        ("attention.indexer.head_count", Value::U32(2)),
+        ("attention.indexer.key_length", Value::U32(32)),
+        ("attention.indexer.top_k", Value::U32(4)),
+        ("attention.indexer.local_blocks", Value::U32(1)),
+    ];
+    // Without `block_size` (asserted > 0) llama.cpp stops: not modelled, and said.
+    let d = header("minimax-m3", &keys);
+    assert_eq!(d.memory, MemoryKind::Unmodelled);
+    assert!(d.gaps.iter().any(|g| g.contains("block_size")), "{:?}", d.gaps);
+    keys.push(("attention.indexer.block_size", Value::U32(64)));
+    let d = header("minimax-m3", &keys);
+    assert_eq!(d.memory, MemoryKind::Msa);
+    assert_eq!(indexed(&d), [false, true, true]);
+    assert_eq!(d.indexer, Some(Indexer { n_head: 2, head_size: 32, top_k: 4 }));
+    assert!(d.layers.iter().all(|l| l.attention == Attention::Full && (l.head_k, l.head_v, l.n_head_kv) == (32, 32, 2)));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+}
+
+/// hy_v4: DSA only with an indexer (`top_k` > 0), over its full layers; without one a plain
+/// MLA cache (src/llama-model.cpp:2494-2534); layer 0 shared is refused (src/models/hy-v4.cpp:55-57).
+#[test]
+fn hy_v4_is_dsa_only_with_an_indexer() {
+    let mla = [
+        ("block_count", Value::U32(3)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", Value::U32(1)),
+        ("attention.key_length_mla", Value::U32(64)),
+        ("attention.value_length_mla", Value::U32(32)),
+        ("rope.dimension_count", Value::U32(32)),
+    ];
+    assert_eq!(header("hy_v4", &mla).memory, MemoryKind::Kv);
+    let mut keys = mla.to_vec();
+    keys.extend([
+        ("attention.indexer.head_count", Value::U32(4)),
+        ("attention.indexer.key_length", Value::U32(64)),
+        ("attention.indexer.top_k", Value::U32(2048)),
+        ("attention.indexer.types", bools(&[true, false, true])),
+    ]);
+    let d = header("hy_v4", &keys);
+    assert_eq!(d.memory, MemoryKind::Dsa);
+    assert_eq!(indexed(&d), [true, false, true]);
+    keys.pop();
+    keys.push(("attention.indexer.types", bools(&[false, true, true])));
+    assert_eq!(header("hy_v4", &keys).memory, MemoryKind::Unmodelled);
+}
+
+/// glm5-next (hybrid-idx): KDA layers (no KV heads) keep a recurrent state of Q/K/V
+/// convolutions and head_dim² per head; the attention layers an MLA cache, and those
+/// `attention.indexer.types` calls full the k-pool indexer's (src/models/glm5-next.cpp:7-47,
+/// src/llama-hparams.cpp:219-247).
+#[test]
+fn glm5_next_is_hybrid_with_an_indexer() {
+    let u32s = |v: &[u32]| {
+        Value::Array(crate::formats::gguf::Array {
+            elem_type: crate::formats::gguf::ValueType::U32,
+            len: v.len() as u64,
+            head: v.iter().map(|x| Value::U32(*x)).collect(),
+        })
+    };
+    let mut keys = vec![
+        ("block_count", Value::U32(4)),
+        ("embedding_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(4)),
+        ("attention.head_count_kv", u32s(&[0, 1, 0, 1])),
+        ("attention.key_length", Value::U32(64)),
+        ("attention.key_length_mla", Value::U32(32)),
+        ("attention.value_length_mla", Value::U32(32)),
+        ("attention.kv_lora_rank", Value::U32(64)),
+        ("ssm.conv_kernel", Value::U32(4)),
+        ("kda.head_dim", Value::U32(16)),
+        ("attention.indexer.head_count", Value::U32(4)),
+        ("attention.indexer.key_length", Value::U32(64)),
+        ("attention.indexer.top_k", Value::U32(2048)),
+        ("attention.indexer.types", bools(&[true, true, true, false])),
+    ];
+    // Without a k-pool (> 1, dividing top_k) llama.cpp stops.
+    assert_eq!(header("glm5-next", &keys).memory, MemoryKind::Unmodelled);
+    keys.push(("attention.indexer.kpool", Value::U32(4)));
+    let d = header("glm5-next", &keys);
+    assert_eq!(d.memory, MemoryKind::HybridIdx);
+    assert_eq!(d.pattern(), "RMRM");
+    assert_eq!(indexed(&d), [false, true, false, false]);
+    // r = 3 · (d_conv − 1) · n_head · head_dim, s = head_dim² · n_head.
+    assert_eq!(d.recurrent, Some(Recurrent { r: 3 * 3 * 64, s: 16 * 16 * 4 }));
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+}
+
+/// gemma3n: the gemma4 rule with a fixed `n_layer_kv_from_start` of 20 (src/models/gemma3n.cpp:7)
+/// and pattern 5: of 21 blocks the last (sliding) reads block 18's cache.
+#[test]
+fn gemma3n_shares_the_cache_from_block_20() {
+    let d = header(
+        "gemma3n",
+        &[
+            ("block_count", Value::U32(21)),
+            ("embedding_length", Value::U32(32)),
+            ("attention.head_count", Value::U32(2)),
+            ("attention.head_count_kv", Value::U32(1)),
+            ("attention.key_length", Value::U32(32)),
+            ("attention.sliding_window", Value::U32(64)),
+        ],
+    );
+    assert_eq!(d.memory, MemoryKind::Iswa);
+    assert_eq!(d.pattern(), "SSSSFSSSSFSSSSFSSSSFS");
+    let shared: Vec<usize> = d.layers.iter().enumerate().filter(|(_, l)| l.shares_kv).map(|(i, _)| i).collect();
+    assert_eq!(shared, [20]);
+}

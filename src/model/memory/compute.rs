@@ -24,6 +24,7 @@
 //! shows placement — a best-fit hole too small for the peak's largest tensor — rather than a
 //! term left out.
 
+use super::dsa;
 use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
 use crate::model::description::{Attention, Description, EncoderDecoder, Ffn, Layer};
@@ -54,12 +55,15 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
     // MLA with the absorbed weights: the query in the cache's width, the attention's output in
     // the latent width, and its expansion to the value heads.
     let attention = match (l.attention, desc.mla) {
-        (Attention::Mla, Some(m)) => attention.saturating_add(
-            l.n_head
-                .saturating_mul(n_tokens)
-                .saturating_mul(F32)
-                .saturating_mul(l.head_k.saturating_add(m.kv_lora_rank).saturating_add(m.head_v_mla)),
-        ),
+        (Attention::Mla, Some(m)) => {
+            let mla = l.n_head.saturating_mul(n_tokens).saturating_mul(F32).saturating_mul(l.head_k.saturating_add(m.kv_lora_rank).saturating_add(m.head_v_mla));
+            // DSA's indexer and top-k unmasking (`dsa.rs`).
+            if dsa::is_dsa_layer(desc, l) {
+                dsa::attention(desc, l, p, kv, n_tokens, mla, row)
+            } else {
+                attention.saturating_add(mla)
+            }
+        }
         _ => attention,
     };
     let ff = |n_ff: u64| n_ff.saturating_mul(n_tokens).saturating_mul(3 * F32);
@@ -104,7 +108,8 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         let sliding = |l: &Layer| matches!(l.attention, Attention::Sliding | Attention::Chunked) && kv.swa_cells.is_some();
         let full = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && !sliding(l));
         let swa = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && sliding(l));
-        (if full { full_mask } else { 0 }) + (if swa { swa_mask } else { 0 })
+        let indexer = desc.layers.iter().enumerate().any(|(il, l)| on(il) && l.indexer && dsa::is_dsa_layer(desc, l));
+        (if full { full_mask } else { 0 }) + (if swa { swa_mask } else { 0 }) + (if indexer { dsa::indexer_mask(desc, kv, n_tokens) } else { 0 })
     };
     let masks = if attends { masks_of(None) } else { 0 };
     let logits = desc.n_vocab.saturating_mul(n_outputs).saturating_mul(F32);
@@ -124,7 +129,8 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
                 peak = Some(peak.unwrap_or(0).max(apart));
             }
         }
-        peak
+        // DSA's zeros leaves, live from the graph's start (`dsa.rs`).
+        peak.map(|x| x.saturating_add(dsa::leaves(desc, kv, n_tokens, |il| layers.get(il).copied().flatten() == d)))
     };
     // Pipeline parallelism (`llama_context`: more than one device, every layer offloaded,
     // layer split, the cache offloaded, no tensor overrides): the scheduler keeps

@@ -1,6 +1,6 @@
 //! The memory module's buffers: the KV cache (`src/llama-kv-cache.cpp`), its sliding-window
-//! twin (`src/llama-kv-cache-iswa.cpp`), DSA's indexer key cache (`src/llama-kv-cache-dsa.cpp`)
-//! and the recurrent state (`src/llama-memory-recurrent.cpp`), each on the device of its layer.
+//! twin (`src/llama-kv-cache-iswa.cpp`), DSA's indexer key cache (`src/llama-kv-cache-dsa.cpp`),
+//! MSA's indexer cache (`src/llama-kv-cache-msa.cpp`) and the recurrent state (`src/llama-memory-recurrent.cpp`), each on the device of its layer.
 
 use super::params::{pad, ContextParams, CTX_PAD};
 use super::weights::CPU_ALIGNMENT;
@@ -57,6 +57,7 @@ pub fn cache(
         s_bytes: 0,
         indexer_layers: 0,
         indexer_k_bytes: 0,
+        indexer_v_bytes: 0,
         v_trans,
     };
     let mut bufs: BTreeMap<(u8, Option<usize>), u64> = BTreeMap::new();
@@ -107,24 +108,41 @@ pub fn cache(
             }
         }
     }
-    // DSA (src/llama-kv-cache-dsa.cpp:29-53): a second `llama_kv_cache` of the same cells over a
-    // copy of the hyper-parameters with one KV head of `indexer.key_length`; still MLA, so K only
-    // (src/llama-kv-cache.cpp:231), of `-ctk`, on each layer's device, a buffer of its own.
-    if let (Some(ix), MemoryKind::Dsa) = (desc.indexer, desc.memory) {
+    // The indexer's cache: a second `llama_kv_cache` of the same cells over a copy of the
+    // hyper-parameters with one KV head of `indexer.key_length` (DSA, src/llama-kv-cache-dsa.cpp:
+    // 39-53; MSA, src/llama-kv-cache-msa.cpp:38-49), over the layers its filter keeps, of
+    // `-ctk` / `-ctv`, on each layer's device, a buffer of its own. DSA's model is MLA, so K
+    // only (src/llama-kv-cache.cpp:231); MSA's is not, so each layer also gets a V of the model's
+    // `value_length` × that one head — transposed (flash attention off), padded to the widest,
+    // which is the same here: every layer has the one head (`n_embd_v_gqa_max`, :215).
+    // hybrid-idx (src/llama-memory-hybrid-idx.cpp:54-71) fakes MLA for its indexer cache (K only)
+    // and keeps key, gate and pooled values per token: a row of 3 × `indexer.key_length` (its
+    // k-pool is asserted > 1).
+    if let (Some(ix), MemoryKind::Dsa | MemoryKind::Msa | MemoryKind::HybridIdx) = (desc.indexer, desc.memory) {
         let rows = p.n_ctx_seq.saturating_mul(p.n_stream);
-        let q = Some((s.type_k.ggml().block_size, s.type_k.ggml().type_size)).filter(|_| s.type_k.is_quantized());
+        let with_v = desc.memory == MemoryKind::Msa;
+        let width = if desc.memory == MemoryKind::HybridIdx { ix.head_size.saturating_mul(3) } else { ix.head_size };
+        let q = |t: super::CacheType| Some((t.ggml().block_size, t.ggml().type_size)).filter(|_| t.is_quantized());
+        let v_max = if v_trans { desc.layers.iter().map(|l| l.head_v).max().unwrap_or(0) } else { 0 };
         for (il, l) in desc.layers.iter().enumerate() {
             if !l.indexer || l.nextn {
                 continue;
             }
-            let k = s.type_k.row_size(ix.head_size).unwrap_or(0).saturating_mul(rows);
+            let k = s.type_k.row_size(width).unwrap_or(0).saturating_mul(rows);
+            let vw = if v_trans { v_max } else { l.head_v };
+            let v = if with_v { s.type_v.row_size(vw).unwrap_or(0).saturating_mul(rows) } else { 0 };
             sum.indexer_layers += 1;
             sum.indexer_k_bytes += k;
+            sum.indexer_v_bytes += v;
             let d = device_of(il);
-            *bufs.entry((3, d)).or_insert(0) += padded(k, ix.head_size, q, d, s);
+            let mut b = padded(k, width, q(s.type_k), d, s);
+            if with_v {
+                b = b.saturating_add(padded(v, vw, q(s.type_v), d, s));
+            }
+            *bufs.entry((3, d)).or_insert(0) += b;
         }
     }
-    if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa)) {
+    if let Some(r) = desc.recurrent.filter(|_| matches!(desc.memory, MemoryKind::Recurrent | MemoryKind::Hybrid | MemoryKind::HybridIswa | MemoryKind::HybridIdx)) {
         let rows = p.n_seq.max(1);
         for (il, l) in desc.layers.iter().enumerate() {
             if !l.recurrent || l.nextn {

@@ -12,6 +12,7 @@
 //! (tests/fixtures/memory/). Written by hand: no crate models llama.cpp's allocator.
 
 mod compute;
+mod dsa;
 pub mod fit;
 pub mod flags;
 mod kv;
@@ -231,9 +232,11 @@ pub struct KvSummary {
     pub recurrent_layers: u64,
     pub r_bytes: u64,
     pub s_bytes: u64,
-    /// DSA's lightning-indexer key cache (its own `llama_kv_cache`, K only): layers and bytes.
+    /// The indexer's cache (its own `llama_kv_cache`: DSA's lightning-indexer keys, K only;
+    /// MSA's block-indexer keys and a V beside them): layers and K and V bytes.
     pub indexer_layers: u64,
     pub indexer_k_bytes: u64,
+    pub indexer_v_bytes: u64,
     /// V transposed (flash attention off): every V row padded to the widest layer's.
     pub v_trans: bool,
 }

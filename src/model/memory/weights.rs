@@ -68,7 +68,9 @@ fn slot(name: &str, n_layer_all: u64) -> Slot {
     let base = name.strip_suffix(".weight").or_else(|| name.strip_suffix(".bias")).unwrap_or(name);
     match base {
         "token_embd" | "pos_embd" | "token_types" | "per_layer_token_embd" => Slot::Input,
-        "rope_freqs" | "rope_factors_long" | "rope_factors_short" => Slot::Block(0),
+        // Repeating-layer tensors without a block number are layer 0's (`create_tensor` with
+        // `tn(…, 0)`): gemma3n's per-layer projection and its norm (src/llama-arch.cpp:922-923).
+        "rope_freqs" | "rope_factors_long" | "rope_factors_short" | "per_layer_model_proj" | "per_layer_proj_norm" => Slot::Block(0),
         _ => Slot::Output,
     }
 }
