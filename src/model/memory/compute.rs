@@ -277,7 +277,7 @@ fn backends(desc: &Description, s: &Settings) -> (Vec<u64>, usize) {
 /// The tensors live in each compute buffer at its peak in the prompt reserve, as
 /// GGML_ALLOCATOR_DEBUG prints them (name, start, end; copies named `DEV<i>#name#copy` or
 /// `CPU#…`), per backend (devices, then the host); `None` where the graph is not simulated.
-pub fn layouts(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Option<Vec<(u64, Vec<(String, u64, u64)>)>> {
+pub fn layouts(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Option<Vec<super::BufferLayout>> {
     let spec = graph::dense_llama(desc, s, p, layers, kv)?;
     let (n_tokens, n_outputs) = prompt_ubatch(p);
     let (alignments, copies) = backends(desc, s);

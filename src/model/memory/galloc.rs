@@ -113,6 +113,14 @@ impl DynAlloc {
     }
 }
 
+/// A live tensor at a buffer's peak: (tensor, offset, bytes).
+type Placed = (usize, u64, u64);
+/// Per buffer, the tensors live now: (the tensor that frees it, the one it was allocated as —
+/// the name ggml-alloc's debug table keeps —, offset, bytes).
+type Live = Vec<Vec<(usize, usize, u64, u64)>>;
+/// Per buffer, its size and the named tensors live at its peak.
+pub type Layouts = (Vec<u64>, Vec<Vec<(String, u64, u64)>>);
+
 /// ggml-alloc's per-tensor record (`struct hash_node`).
 #[derive(Clone, Copy, Debug, Default)]
 struct HashNode {
@@ -141,7 +149,7 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
     for &(t, b) in &g.assigned {
         *be.get_mut(t).ok_or(SimError::Dangling)? = Some(b);
     }
-    let tensor = |g: &Graph, i: usize| g.t.get(i).cloned().ok_or(SimError::Dangling);
+    let tensor = |g: &Graph, i: usize| g.t.get(i).copied().ok_or(SimError::Dangling);
     // The backend of a tensor already in a buffer (`ggml_backend_sched_backend_from_buffer`:
     // the one that supports the buffer's type, i.e. its own).
     let from_buffer = |g: &Graph, t: &Tensor| -> Option<usize> {
@@ -297,12 +305,12 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
         for (j, s) in src.iter().enumerate().filter_map(|(j, s)| s.map(|s| (j, s))) {
             let sb = be.get(s).copied().flatten();
             if sb != Some(cur) && !buffer_supported(g, &be, s, cur) {
-                if !copies.contains_key(&(s, cur)) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = copies.entry((s, cur)) {
                     let st = tensor(g, s)?;
                     let mut ids = Vec::with_capacity(n_copies);
                     for c in 0..n_copies {
                         // ggml_dup_tensor_layout: the same type, shape and strides.
-                        let mut cp = Tensor { op: Op::None, src: [None; MAX_SRC], view_src: None, buffer: None, input: false, output: false, name: Name::Copy { of: s, backend: cur, copy: c }, ..st.clone() };
+                        let mut cp = Tensor { op: Op::None, src: [None; MAX_SRC], view_src: None, buffer: None, input: false, output: false, name: Name::Copy { of: s, backend: cur, copy: c }, ..st };
                         if n_copies > 1 {
                             cp.input = true;
                             cp.output = true;
@@ -311,7 +319,7 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
                         be.push(Some(cur));
                         ids.push(g.t.len() - 1);
                     }
-                    copies.insert((s, cur), ids);
+                    slot.insert(ids);
                     if let Some(last) = splits.last_mut() {
                         last.inputs.push(s);
                     }
@@ -338,7 +346,7 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
             let mut ids = vec![l];
             let lt = tensor(g, l)?;
             for c in 1..n_copies {
-                let cp = Tensor { name: Name::Copy { of: l, backend: lb, copy: c }, ..lt.clone() };
+                let cp = Tensor { name: Name::Copy { of: l, backend: lb, copy: c }, ..lt };
                 g.t.push(cp);
                 be.push(Some(lb));
                 ids.push(g.t.len() - 1);
@@ -361,7 +369,7 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
             let root = it.view_src.unwrap_or(input);
             let mut src = [None; MAX_SRC];
             src[0] = Some(input);
-            let dep = Tensor { op: Op::None, src, view_src: Some(root), buffer: None, input: false, output: false, name: Name::Dep(input), ..it.clone() };
+            let dep = Tensor { op: Op::None, src, view_src: Some(root), buffer: None, input: false, output: false, name: Name::Dep(input), ..it };
             g.t.push(dep);
             let dep_id = g.t.len() - 1;
             be.push(be.get(input).copied().flatten());
@@ -398,10 +406,10 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
 /// ggml-alloc.c:715-830): each backend's high-water mark. `layout`, when given, receives for
 /// each backend the tensors live at its last growth (GGML_ALLOCATOR_DEBUG's `max_size` line):
 /// (tensor, offset, bytes).
-fn allocate(g: &Graph, sg: &SplitGraph, alignments: &[u64], mut layout: Option<&mut Vec<Vec<(usize, u64, u64)>>>) -> Result<Vec<u64>, SimError> {
+fn allocate(g: &Graph, sg: &SplitGraph, alignments: &[u64], mut layout: Option<&mut Vec<Vec<Placed>>>) -> Result<Vec<u64>, SimError> {
     let mut hn = vec![HashNode::default(); g.t.len()];
     let mut allocs: Vec<DynAlloc> = alignments.iter().map(|a| DynAlloc::new(*a)).collect();
-    let mut live: Vec<Vec<(usize, usize, u64, u64)>> = vec![Vec::new(); alignments.len()];
+    let mut live: Live = vec![Vec::new(); alignments.len()];
     if let Some(l) = layout.as_deref_mut() {
         *l = vec![Vec::new(); alignments.len()];
     }
@@ -410,7 +418,7 @@ fn allocate(g: &Graph, sg: &SplitGraph, alignments: &[u64], mut layout: Option<&
     let preallocated = |x: &Tensor| x.buffer.is_some() || x.view_src.and_then(|v| g.t.get(v)).is_some_and(|v| v.buffer.is_some());
     let same_layout = |a: &Tensor, b: &Tensor| a.ty == b.ty && a.ne == b.ne && a.nb == b.nb;
 
-    let allocate_node = |hn: &mut Vec<HashNode>, allocs: &mut Vec<DynAlloc>, live: &mut Vec<Vec<(usize, usize, u64, u64)>>, layout: &mut Option<&mut Vec<Vec<(usize, u64, u64)>>>, node: usize, buffer: usize| -> Result<(), SimError> {
+    let allocate_node = |hn: &mut Vec<HashNode>, allocs: &mut Vec<DynAlloc>, live: &mut Live, layout: &mut Option<&mut Vec<Vec<Placed>>>, node: usize, buffer: usize| -> Result<(), SimError> {
         let nt = t(node)?;
         if preallocated(nt) || hn.get(node).is_some_and(|h| h.allocated) || nt.is_view() {
             return Ok(());
@@ -462,7 +470,7 @@ fn allocate(g: &Graph, sg: &SplitGraph, alignments: &[u64], mut layout: Option<&
         }
         Ok(())
     };
-    let free_node = |hn: &mut Vec<HashNode>, allocs: &mut Vec<DynAlloc>, live: &mut Vec<Vec<(usize, usize, u64, u64)>>, node: usize| -> Result<(), SimError> {
+    let free_node = |hn: &mut Vec<HashNode>, allocs: &mut Vec<DynAlloc>, live: &mut Live, node: usize| -> Result<(), SimError> {
         let nt = t(node)?;
         if nt.output {
             return Ok(());
@@ -533,7 +541,7 @@ pub fn reserve(mut g: Graph, alignments: &[u64], n_copies: usize) -> Result<Vec<
 }
 
 /// [`reserve`], and the tensors live in each buffer when it last grew, by name.
-pub fn reserve_layout(mut g: Graph, alignments: &[u64], n_copies: usize) -> Result<(Vec<u64>, Vec<Vec<(String, u64, u64)>>), SimError> {
+pub fn reserve_layout(mut g: Graph, alignments: &[u64], n_copies: usize) -> Result<Layouts, SimError> {
     let sg = split_graph(&mut g, alignments.len(), n_copies)?;
     let mut layout = Vec::new();
     let sizes = allocate(&g, &sg, alignments, Some(&mut layout))?;

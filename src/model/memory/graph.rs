@@ -372,19 +372,23 @@ pub fn dense_llama(desc: &Description, s: &Settings, p: &ContextParams, layers: 
     let (type_k, type_v) = (cache_ty(s.type_k)?, cache_ty(s.type_v)?);
     let n_dev = s.devices.len();
     let backend = |d: Option<usize>| d.filter(|i| *i < n_dev).unwrap_or(n_dev);
+    // Without overrides every weight is where its layer is (tensor_device's slot rule): no
+    // names to make and match.
+    let plain = s.overrides.is_empty() && s.n_cpu_moe == 0;
     let at = |name: String| backend(super::weights::tensor_device(desc, s, layers, &name));
+    let at_layer = |il: usize, w: &str| if plain { backend(layers.get(il).copied().flatten()) } else { at(format!("blk.{il}.{w}.weight")) };
     let mut out = Vec::with_capacity(desc.layers.len());
     for (il, l) in desc.layers.iter().enumerate() {
         if l.attention != Attention::Full || l.recurrent || l.shares_kv || l.nextn || l.head_k != l.head_v || l.n_head_kv == 0 || l.n_head == 0 {
             return None;
         }
         let dev = layers.get(il).copied().flatten();
-        let weights = at(format!("blk.{il}.attn_q.weight"));
+        let weights = at_layer(il, "attn_q");
         let (ffn, own): (LayerFfn, &[&str]) = match l.ffn {
             Ffn::Dense { n_ff } => (LayerFfn::Dense { n_ff }, &["ffn_gate", "ffn_up", "ffn_down"][..]),
             Ffn::Moe { experts, used, n_ff_exp, shared: 0, .. } if used > 0 && used <= experts => {
-                let eb = at(format!("blk.{il}.ffn_up_exps.weight"));
-                if at(format!("blk.{il}.ffn_gate_exps.weight")) != eb || at(format!("blk.{il}.ffn_down_exps.weight")) != eb {
+                let eb = at_layer(il, "ffn_up_exps");
+                if at_layer(il, "ffn_gate_exps") != eb || at_layer(il, "ffn_down_exps") != eb {
                     return None;
                 }
                 (LayerFfn::Moe { experts, used, n_ff: n_ff_exp, backend: eb }, &["ffn_gate_inp"][..])
@@ -394,7 +398,7 @@ pub fn dense_llama(desc: &Description, s: &Settings, p: &ContextParams, layers: 
         // Every other weight of the block must be where its query projection is: an override
         // that splits a block otherwise is not modelled here.
         let common = ["attn_k", "attn_v", "attn_output", "attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm"];
-        if common.iter().chain(own).any(|w| at(format!("blk.{il}.{w}.weight")) != weights) {
+        if !plain && common.iter().chain(own).any(|w| at_layer(il, w) != weights) {
             return None;
         }
         let cache = if s.offload_kqv { backend(dev) } else { n_dev };

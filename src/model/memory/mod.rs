@@ -334,11 +334,14 @@ pub fn plan_with(desc: &Description, weights: &[Buffer], s: &Settings) -> Result
     Ok(Plan { params, buffers, devices, kv, output_bytes, layer_devices, refused, warnings })
 }
 
+/// One compute buffer's size and the tensors live at its peak: (name, start, end).
+pub type BufferLayout = (u64, Vec<(String, u64, u64)>);
+
 /// What ggml-alloc holds in each compute buffer at its peak, for the architectures whose graph
 /// tensorpeek simulates (`graph.rs`, `galloc.rs`): per backend (the devices, then the host) the
 /// buffer's size and its live tensors (name, start, end), as llama.cpp's ggml-alloc built with
 /// GGML_ALLOCATOR_DEBUG prints them for the prompt graph. `None` for the others.
-pub fn compute_layouts(desc: &Description, s: &Settings) -> Option<Vec<(u64, Vec<(String, u64, u64)>)>> {
+pub fn compute_layouts(desc: &Description, s: &Settings) -> Option<Vec<BufferLayout>> {
     let (params, _) = params::derive(desc, s).ok()?;
     let layers = weights::layer_devices(desc, s);
     let (kv, _, _) = kv::cache(desc, s, &params, &layers);
