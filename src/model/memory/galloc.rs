@@ -187,7 +187,9 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
             be[n] = from_cur(g, g.t.get(n).ok_or(SimError::Dangling)?);
         }
     }
-    let is_view_op = |g: &Graph, n: usize| g.t.get(n).is_some_and(|t| t.op.is_view_op());
+    // Which tensors are view ops, looked up once (every pass below skips them).
+    let view_ops: Vec<bool> = g.t.iter().map(|t| t.op.is_view_op()).collect();
+    let is_view_op = |_: &Graph, n: usize| view_ops.get(n).copied().unwrap_or(false);
     // Pass 2: expand the devices' assignments down and up (skipping the CPU's), then every
     // assignment down and up (ggml-backend.cpp:1119-1199). Every backend supports every op.
     for skip_cpu in [true, false] {
