@@ -1,8 +1,8 @@
 //! The compute buffers (`sched_reserve`, `src/llama-context.cpp`). llama.cpp has no formula
 //! for them: each is ggml-alloc's peak over the graph built for `n_ubatch` tokens against
 //! the full cache, one buffer per backend that runs part of it. For the architectures whose
-//! graph `graph.rs` builds (llama, with or without experts, qwen3, qwen3moe; an f16 or bf16
-//! cache; CPU and RPC backends) the peak is simulated: `galloc.rs` runs ggml's scheduler and
+//! graph `graph.rs` builds (llama, with or without experts, qwen3, qwen3moe; a cache other
+//! than f32; CPU and RPC backends) the peak is simulated: `galloc.rs` runs ggml's scheduler and
 //! allocator over that graph (`simulated`), and tests/memory.rs holds every such buffer to
 //! the 0.01 MiB llama.cpp prints, tests/memory_layout.rs the peak's tensors and offsets to
 //! ggml-alloc's own. For the others, this is a model of that

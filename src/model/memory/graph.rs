@@ -56,7 +56,7 @@ impl Op {
     }
 }
 
-/// Element types of the tensors built here (block size 1 each).
+/// Element types of the tensors built here: block size 1, or a quantized cache's blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
     F32,
@@ -64,15 +64,30 @@ pub enum Ty {
     Bf16,
     I32,
     I64,
+    /// A quantized cache type: ggml type id, elements and bytes per block.
+    Quant { id: u32, block: u64, bytes: u64 },
 }
 
 impl Ty {
+    /// `ggml_type_size`: bytes of one element, or of one block.
     pub fn size(self) -> u64 {
         match self {
             Ty::F32 | Ty::I32 => 4,
             Ty::F16 | Ty::Bf16 => 2,
             Ty::I64 => 8,
+            Ty::Quant { bytes, .. } => bytes,
         }
+    }
+    /// `ggml_blck_size`.
+    pub fn block(self) -> u64 {
+        match self {
+            Ty::Quant { block, .. } => block.max(1),
+            _ => 1,
+        }
+    }
+    /// `ggml_row_size(type, n)`.
+    fn row(self, n: u64) -> u64 {
+        (n / self.block()).saturating_mul(self.size())
     }
 }
 
@@ -111,13 +126,17 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// `ggml_nbytes` for a type of block size 1 (ggml/src/ggml.c): the element size plus
-    /// `(ne[i] - 1) · nb[i]` per dimension; 0 when a dimension is empty.
+    /// `ggml_nbytes` (ggml/src/ggml.c): for block size 1 the element size plus
+    /// `(ne[i] - 1) · nb[i]` per dimension, else `ne[0] · nb[0] / block` plus the same for
+    /// the others; 0 when a dimension is empty.
     pub fn nbytes(&self) -> u64 {
         if self.ne.contains(&0) {
             return 0;
         }
-        self.ne.iter().zip(self.nb).fold(self.ty.size(), |acc, (n, b)| acc.saturating_add((n - 1).saturating_mul(b)))
+        let block = self.ty.block();
+        let first = if block == 1 { self.ty.size() } else { self.ne[0].saturating_mul(self.nb[0]) / block };
+        let from = if block == 1 { 0 } else { 1 };
+        self.ne.iter().zip(self.nb).skip(from).fold(first, |acc, (n, b)| acc.saturating_add((n - 1).saturating_mul(b)))
     }
     pub fn is_view(&self) -> bool {
         self.view_src.is_some()
@@ -130,8 +149,8 @@ fn p(xs: &[u64]) -> u64 {
 }
 
 fn contiguous_nb(ty: Ty, ne: [u64; 4]) -> [u64; 4] {
-    let mut nb = [ty.size(), 0, 0, 0];
-    for i in 1..4 {
+    let mut nb = [ty.size(), ty.row(ne[0]), 0, 0];
+    for i in 2..4 {
         nb[i] = nb[i - 1].saturating_mul(ne[i - 1]);
     }
     nb
@@ -336,6 +355,10 @@ pub struct DenseLlama {
     pub flash_attn: bool,
     pub type_k: Ty,
     pub type_v: Ty,
+    /// The Hadamard rotations of a quantized cache (`attn_rot_k` / `attn_rot_v`,
+    /// src/llama-kv-cache.cpp:321-338): the rotation matrices' size.
+    pub k_rot: Option<u64>,
+    pub v_rot: Option<u64>,
     /// `n_embd_v_gqa_max()`: the transposed V's index input is this wide per token.
     pub v_width_max: u64,
     /// `-nkvo`: the attention output is pinned to the host (build_attn_mha).
@@ -348,15 +371,19 @@ fn cache_ty(t: CacheType) -> Option<Ty> {
     match t {
         CacheType::F16 => Some(Ty::F16),
         CacheType::Bf16 => Some(Ty::Bf16),
-        _ => None,
+        // flash attention casts an f32 cache to f16 (build_attn_mha): not built here.
+        CacheType::F32 => None,
+        q => {
+            let g = q.ggml();
+            Some(Ty::Quant { id: g.id, block: g.block_size, bytes: g.type_size })
+        }
     }
 }
 
 /// The llama-like graph's inputs for these settings, or `None` where this module does not
-/// build the graph llama.cpp would (another architecture, shared experts, a cache of another kind,
-/// a quantized cache — llama.cpp rotates its K and V through Hadamard matrices then,
-/// src/llama-kv-cache.cpp:321-338 —, an f32 cache, whose flash attention casts to f16, or a
-/// CUDA device, whose scheduler offloads host-weight ops: compute.rs's terms model stays).
+/// build the graph llama.cpp would (another architecture, shared experts, a cache of another
+/// kind, an f32 cache, whose flash attention casts to f16, or a CUDA device, whose scheduler
+/// offloads host-weight ops: compute.rs's terms model stays).
 pub fn dense_llama(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Option<DenseLlama> {
     let qk_norm = match desc.arch.as_str() {
         "llama" => false,
@@ -405,7 +432,21 @@ pub fn dense_llama(desc: &Description, s: &Settings, p: &ContextParams, layers: 
         out.push(DenseLayer { n_head: l.n_head, n_head_kv: l.n_head_kv, head_dim: l.head_k, ffn, weights, cache, device: backend(dev) });
     }
     let n_layer_all = desc.n_layer_all();
+    // n_embd_head_k_all: the layers' common head size (none when they differ).
+    let head_all = out.first().map(|l| l.head_dim).filter(|h| out.iter().all(|l| l.head_dim == *h));
+    let rot = |t: Ty| head_all.filter(|h| t.block() > 1 && *h > 0 && h % 64 == 0);
+    // build_input_k_rot: the largest power of two from 64 up dividing the head size; V's is 64.
+    let k_rot = rot(type_k).map(|h| {
+        let mut n = 64u64;
+        while h % n.saturating_mul(2) == 0 {
+            n = n.saturating_mul(2);
+        }
+        n
+    });
+    let v_rot = rot(type_v).map(|_| 64);
     Some(DenseLlama {
+        k_rot,
+        v_rot,
         qk_norm,
         rope_freqs: desc.rope_freqs && desc.arch == "llama",
         n_embd: desc.n_embd,
@@ -423,6 +464,22 @@ pub fn dense_llama(desc: &Description, s: &Settings, p: &ContextParams, layers: 
         offload_kqv: s.offload_kqv,
         full_offload: !s.devices.is_empty() && s.n_gpu_layers.is_none_or(|n| n > n_layer_all),
     })
+}
+
+/// `llama_mul_mat_hadamard` (src/llama-impl.h:57): rows of the rotation's size multiplied by
+/// it, in the input's shape again.
+fn hadamard(g: &mut Graph, cur: usize, rot: usize) -> usize {
+    let n = g.ne(rot)[0].max(1);
+    let ne = g.ne(cur);
+    let elems = p(&ne);
+    let contiguous = g.get(cur).is_some_and(|t| t.nb == contiguous_nb(t.ty, t.ne));
+    let res = if contiguous {
+        g.reshape(cur, [n, elems / n, 1, 1], Name::Unnamed)
+    } else {
+        g.op(Op::Cont, Ty::F32, [n, elems / n, 1, 1], &[cur], Name::Unnamed)
+    };
+    let res = g.mul_mat(rot, res, Name::Unnamed);
+    g.reshape(res, ne, Name::Unnamed)
 }
 
 impl DenseLlama {
@@ -455,6 +512,9 @@ impl DenseLlama {
         let v_idxs = g.input(Ty::I64, [v_idx_n, 1, 1, 1], "attn_inp_v_idxs");
         let mask_ty = if self.flash_attn { Ty::F16 } else { Ty::F32 };
         let mask = g.input(mask_ty, [self.n_kv, t / ns, 1, ns], "attn_inp_kq_mask");
+        // build_input_k_rot / _v_rot: the rotation matrices, graph inputs.
+        let k_rot = self.k_rot.map(|n| g.input(Ty::F32, [n, n, 1, 1], "attn_inp_k_rot"));
+        let v_rot = self.v_rot.map(|n| g.input(Ty::F32, [n, n, 1, 1], "attn_inp_v_rot"));
         let out_ids = g.input(Ty::I32, [n_outputs, 1, 1, 1], "out_ids");
         let n_layer = self.layers.len();
         let pin_norms = n_tokens < 32 || self.full_offload;
@@ -515,7 +575,16 @@ impl DenseLlama {
                 Some(f) => (g.like(Op::Rope, q, &[q, inp_pos, f], Name::Layer("Qcur", li)), g.like(Op::Rope, k, &[k, inp_pos, f], Name::Layer("Kcur", li))),
                 None => (g.like(Op::Rope, q, &[q, inp_pos], Name::Layer("Qcur", li)), g.like(Op::Rope, k, &[k, inp_pos], Name::Layer("Kcur", li))),
             };
-            // build_attn (src/llama-graph.cpp:2895-2897): q, v, then k into the graph.
+            // build_attn (src/llama-graph.cpp:2883-2897): a quantized cache's rotations, then
+            // q, v and k into the graph.
+            let (q, k) = match k_rot {
+                Some(r) => (hadamard(&mut g, q, r), hadamard(&mut g, k, r)),
+                None => (q, k),
+            };
+            let v = match v_rot {
+                Some(r) => hadamard(&mut g, v, r),
+                None => v,
+            };
             g.expand(q);
             g.expand(v);
             g.expand(k);
@@ -541,12 +610,12 @@ impl DenseLlama {
             };
             g.expand(set_v);
             // get_k / get_v (src/llama-kv-cache.cpp:1276-1326).
-            let (ks, vs) = (self.type_k.size(), self.type_v.size());
-            let kv_k = g.view(Op::View, kc, [hd, nkv, self.n_kv, ns], [ks, p(&[ks, hd]), p(&[ks, hd, nkv]), p(&[ks, hd, nkv, self.n_kv])], Name::Layer("k_view", li));
+            let (tk, tv) = (self.type_k, self.type_v);
+            let kv_k = g.view(Op::View, kc, [hd, nkv, self.n_kv, ns], [tk.size(), tk.row(hd), tk.row(p(&[hd, nkv])), tk.row(p(&[hd, nkv, self.n_kv]))], Name::Layer("k_view", li));
             let kv_v = if v_trans {
-                g.view(Op::View, vc, [self.n_kv, nkv, hd, ns], [vs, p(&[vs, self.n_kv, hd]), p(&[vs, self.n_kv]), p(&[vs, self.n_kv, hd, nkv])], Name::Layer("v_view", li))
+                g.view(Op::View, vc, [self.n_kv, nkv, hd, ns], [tv.size(), tv.row(p(&[self.n_kv, hd])), tv.row(self.n_kv), tv.row(p(&[self.n_kv, hd, nkv]))], Name::Layer("v_view", li))
             } else {
-                g.view(Op::View, vc, [hd, nkv, self.n_kv, ns], [vs, p(&[vs, hd]), p(&[vs, hd, nkv]), p(&[vs, hd, nkv, self.n_kv])], Name::Layer("v_view", li))
+                g.view(Op::View, vc, [hd, nkv, self.n_kv, ns], [tv.size(), tv.row(hd), tv.row(p(&[hd, nkv])), tv.row(p(&[hd, nkv, self.n_kv]))], Name::Layer("v_view", li))
             };
             // build_attn_mha (src/llama-graph.cpp:2616-2755).
             let q_nb = g.nb(q);
@@ -572,6 +641,10 @@ impl DenseLlama {
                 c
             };
             g.expand(attn);
+            let attn = match v_rot {
+                Some(r) => hadamard(&mut g, attn, r),
+                None => attn,
+            };
             let wo = g.resident(Ty::F16, [p(&[hd, nh]), n_embd, 1, 1], w, true, Name::Layer("attn_output.weight", li));
             // llama names the projection `attn_out`; qwen3 and qwen3moe leave it unnamed.
             let mut cur = g.mul_mat(wo, attn, if self.qk_norm { Name::Unnamed } else { Name::Layer("attn_out", li) });
