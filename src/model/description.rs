@@ -203,6 +203,11 @@ pub struct Description {
     /// Leading dense blocks before the MoE ones (`leading_dense_block_count`).
     pub leading_dense: u64,
     pub memory: MemoryKind,
+    /// The model has llama3's RoPE frequency factors (`rope_freqs.weight`, which the converter
+    /// writes for a `rope_scaling` of type `llama3`): every RoPE node reads them, on its
+    /// layer's device (the compute-buffer simulation needs them; not in the report).
+    #[serde(skip)]
+    pub rope_freqs: bool,
     /// What could not be read, each a sentence naming the key.
     pub gaps: Vec<String>,
 }
@@ -434,7 +439,9 @@ impl Description {
     /// has no architecture or no block count (nothing to describe); unreadable parts are in
     /// `gaps`.
     pub fn from_gguf(file: &GgufFile) -> Option<Description> {
-        Description::load(Source::Gguf(file), file.architecture()?, Side::Gguf)
+        let mut desc = Description::load(Source::Gguf(file), file.architecture()?, Side::Gguf)?;
+        desc.rope_freqs = file.tensors.iter().any(|t| t.name == "rope_freqs.weight");
+        Some(desc)
     }
 
     /// The description of a Hugging Face `config.json`: the keys llama.cpp's converter would
@@ -445,6 +452,9 @@ impl Description {
     pub fn from_config(config: &serde_json::Value) -> Option<Description> {
         let conv = config::convert(config)?;
         let mut desc = Description::load(Source::Converted(&conv.keys), conv.arch, Side::Config)?;
+        // convert_hf_to_gguf.py's LlamaModel.generate_extra_tensors: rope_freqs for llama3 scaling.
+        let rope_type = config.get("rope_scaling").and_then(|r| r.get("rope_type").or_else(|| r.get("type"))).and_then(|t| t.as_str());
+        desc.rope_freqs = desc.arch == "llama" && rope_type.is_some_and(|t| t.eq_ignore_ascii_case("llama3"));
         config::finish(&mut desc, conv);
         Some(desc)
     }
@@ -808,6 +818,7 @@ impl Description {
             enc_dec,
             leading_dense,
             memory,
+            rope_freqs: false,
             gaps: k.gaps,
         })
     }

@@ -1,6 +1,11 @@
 //! The compute buffers (`sched_reserve`, `src/llama-context.cpp`). llama.cpp has no formula
 //! for them: each is ggml-alloc's peak over the graph built for `n_ubatch` tokens against
-//! the full cache, one buffer per backend that runs part of it. This is a model of that
+//! the full cache, one buffer per backend that runs part of it. For the architectures whose
+//! graph `graph.rs` builds (llama, with or without experts, qwen3, qwen3moe; a cache other
+//! than f32; CPU and RPC backends) the peak is simulated: `galloc.rs` runs ggml's scheduler and
+//! allocator over that graph (`simulated`), and tests/memory.rs holds every such buffer to
+//! the 0.01 MiB llama.cpp prints, tests/memory_layout.rs the peak's tensors and offsets to
+//! ggml-alloc's own. For the others, this is a model of that
 //! peak's terms, fitted to what llama.cpp reports on its CPU backend and on a second
 //! (RPC) device for the fixtures in tests/fixtures/memory/ (tests/memory.rs holds it to
 //! 3 % or 1 MiB). A CUDA build runs the same graph but its scheduler may keep other copies
@@ -20,11 +25,13 @@
 //!   with three rows more; with pipeline parallelism every copy of its split inputs stays
 //!   beside the logits (ggml-alloc never frees a tensor flagged as an output).
 //!
-//! Where the model misses (the exceptions named in tests/memory.rs), ggml-alloc's debug output
-//! shows placement — a best-fit hole too small for the peak's largest tensor — rather than a
-//! term left out.
+//! Where the terms model misses (the exceptions named in tests/memory.rs), ggml-alloc's debug
+//! output shows placement — a best-fit hole too small for the peak's largest tensor — rather
+//! than a term left out: what only the simulation gives.
 
 use super::dsa;
+use super::galloc;
+use super::graph;
 use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
 use crate::model::description::{Attention, Description, EncoderDecoder, Ffn, Layer};
@@ -94,6 +101,9 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
 pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Vec<Buffer> {
     if let Some(ed) = desc.enc_dec {
         return enc_dec_buffers(desc, ed, s, p, layers, kv);
+    }
+    if let Some(b) = simulated(desc, s, p, layers, kv) {
+        return b;
     }
     let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
     let n_outputs = n_tokens.min(p.n_outputs_max);
@@ -238,4 +248,76 @@ fn enc_dec_buffers(desc: &Description, ed: EncoderDecoder, s: &Settings, p: &Con
         out.push(Buffer { device: device_label(Some(i)), buft: d.name.clone(), kind: Kind::Compute, bytes: b });
     }
     out
+}
+
+/// Whether llama.cpp's scheduler keeps pipeline copies (`llama_context`,
+/// src/llama-context.cpp:430-461): more than one device, every layer offloaded, the layer
+/// split, the cache offloaded, no tensor overrides (`--n-cpu-moe` makes some).
+fn pipeline(desc: &Description, s: &Settings) -> bool {
+    s.devices.len() > 1 && s.n_gpu_layers.is_none_or(|n| n > desc.n_layer_all()) && s.offload_kqv && s.overrides.is_empty() && s.n_cpu_moe == 0
+}
+
+/// The compute buffers from a simulation of the scheduler and ggml-alloc over the graph
+/// llama.cpp reserves (`sched_reserve`, src/llama-context.cpp:615-766), for the
+/// architectures whose graph `graph` builds; `None` for the others (the terms model above).
+/// llama.cpp reserves the prompt graph (`min(n_ctx, n_ubatch)` tokens, rounded up to a
+/// multiple of the sequences, against the full cache), the one-token-per-sequence graph, and
+/// the prompt graph again; each buffer only grows (ggml-alloc.c:905-925), so its size is the
+/// larger of the two peaks.
+/// The prompt reserve's ubatch (`sched_reserve`): tokens (rounded up to a multiple of the
+/// sequences, `graph_reserve`) and outputs.
+fn prompt_ubatch(p: &ContextParams) -> (u64, u64) {
+    let n_seqs = p.n_seq.max(1);
+    let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
+    let n_outputs = n_tokens.min(p.n_outputs_max).max(1);
+    (n_tokens.div_ceil(n_seqs).saturating_mul(n_seqs), n_outputs)
+}
+
+/// Each backend's buffer alignment (devices, then the CPU) and the pipeline copies.
+fn backends(desc: &Description, s: &Settings) -> (Vec<u64>, usize) {
+    let mut alignments: Vec<u64> = s.devices.iter().map(|d| d.backend.alignment()).collect();
+    alignments.push(super::weights::CPU_ALIGNMENT);
+    (alignments, if pipeline(desc, s) { galloc::SCHED_MAX_COPIES } else { 1 })
+}
+
+/// The tensors live in each compute buffer at its peak in the prompt reserve, as
+/// GGML_ALLOCATOR_DEBUG prints them (name, start, end; copies named `DEV<i>#name#copy` or
+/// `CPU#…`), per backend (devices, then the host); `None` where the graph is not simulated.
+pub fn layouts(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Option<Vec<super::BufferLayout>> {
+    let spec = graph::dense_llama(desc, s, p, layers, kv)?;
+    let (n_tokens, n_outputs) = prompt_ubatch(p);
+    let (alignments, copies) = backends(desc, s);
+    let (sizes, named) = galloc::reserve_layout(spec.build(n_tokens, n_outputs), &alignments, copies).ok()?;
+    Some(sizes.into_iter().zip(named).map(|(sz, l)| (sz, l.into_iter().map(|(n, o, z)| (n, o, o.saturating_add(z))).collect())).collect())
+}
+
+fn simulated(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Option<usize>], kv: &KvSummary) -> Option<Vec<Buffer>> {
+    let spec = graph::dense_llama(desc, s, p, layers, kv)?;
+    let n_seqs = p.n_seq.max(1);
+    let (n_tokens, n_outputs) = prompt_ubatch(p);
+    let (alignments, copies) = backends(desc, s);
+    let graph = |t: u64, o: u64| {
+        let mut g = spec.build(t, o);
+        if s.no_alloc {
+            g.assigned.clear();
+        }
+        g
+    };
+    let pp = galloc::reserve(graph(n_tokens, n_outputs), &alignments, copies).ok()?;
+    // A no_alloc load sizes the buffers from the first prompt reserve alone: the others only
+    // split the graph (graph_reserve's `split_only`, src/llama-context.cpp:2566-2571).
+    let tg = if s.no_alloc { Vec::new() } else { galloc::reserve(graph(n_seqs, n_seqs), &alignments, copies).ok()? };
+    let mut out = Vec::new();
+    let n_dev = s.devices.len();
+    // The host's buffer first, as the terms model lists it; a buffer is reported when it holds
+    // more than a byte (src/llama-context.cpp:736-744).
+    for b in std::iter::once(n_dev).chain(0..n_dev) {
+        let bytes = pp.get(b).copied().unwrap_or(0).max(tg.get(b).copied().unwrap_or(0));
+        if bytes <= 1 {
+            continue;
+        }
+        let (device, buft) = if b == n_dev { (device_label(None), "CPU".to_string()) } else { (device_label(Some(b)), s.devices.get(b).map(|d| d.name.clone()).unwrap_or_default()) };
+        out.push(Buffer { device, buft, kind: Kind::Compute, bytes });
+    }
+    Some(out)
 }

@@ -104,6 +104,7 @@ impl Fitter<'_> {
     fn measure(&self, s: &Settings) -> Result<(Vec<i64>, i64), NoPlan> {
         let mut t = s.clone();
         t.mmap = false;
+        t.no_alloc = true;
         let p = plan(self.desc, self.tensors, &t)?;
         let per = |label: &str| -> i64 {
             p.buffers.iter().filter(|b| b.device == label && b.buft != "CPU_REPACK").map(|b| b.bytes as i64).sum()

@@ -212,6 +212,7 @@ impl Flags {
             devices,
             host_memory: a.ram.as_deref().map(|r| parse_size(r).ok_or_else(|| format!("--ram: {r} is not a size such as 64GiB"))).transpose()?,
             repack: if backend == Backend::Cuda { Repack::None } else { Repack::Avx2 },
+            no_alloc: false,
         })
     }
 }

@@ -13,6 +13,8 @@
 
 mod compute;
 mod dsa;
+mod galloc;
+mod graph;
 pub mod fit;
 pub mod flags;
 mod kv;
@@ -137,6 +139,11 @@ pub struct Settings {
     /// Host memory, in bytes (for the fit and what is left).
     pub host_memory: Option<u64>,
     pub repack: Repack,
+    /// llama.cpp's `no_alloc` load (llama-fit-params' probes): the compute buffers are
+    /// measured by `ggml_backend_sched_reserve_size`, whose reset (ggml-backend.cpp:1977-1988)
+    /// drops the backends the graph builder pinned tensors to (`graph_get_cb`'s norms,
+    /// `-nkvo`'s attention output).
+    pub no_alloc: bool,
 }
 
 impl Default for Settings {
@@ -161,6 +168,7 @@ impl Default for Settings {
             devices: Vec::new(),
             host_memory: None,
             repack: Repack::Avx2,
+            no_alloc: false,
         }
     }
 }
@@ -327,6 +335,20 @@ pub fn plan_with(desc: &Description, weights: &[Buffer], s: &Settings) -> Result
     let devices = totals(&buffers, s);
     let layer_devices = layers.iter().map(|d| device_label(*d)).collect();
     Ok(Plan { params, buffers, devices, kv, output_bytes, layer_devices, refused, warnings })
+}
+
+/// One compute buffer's size and the tensors live at its peak: (name, start, end).
+pub type BufferLayout = (u64, Vec<(String, u64, u64)>);
+
+/// What ggml-alloc holds in each compute buffer at its peak, for the architectures whose graph
+/// tensorpeek simulates (`graph.rs`, `galloc.rs`): per backend (the devices, then the host) the
+/// buffer's size and its live tensors (name, start, end), as llama.cpp's ggml-alloc built with
+/// GGML_ALLOCATOR_DEBUG prints them for the prompt graph. `None` for the others.
+pub fn compute_layouts(desc: &Description, s: &Settings) -> Option<Vec<BufferLayout>> {
+    let (params, _) = params::derive(desc, s).ok()?;
+    let layers = weights::layer_devices(desc, s);
+    let (kv, _, _) = kv::cache(desc, s, &params, &layers);
+    compute::layouts(desc, s, &params, &layers, &kv)
 }
 
 fn totals(buffers: &[Buffer], s: &Settings) -> Vec<DeviceTotal> {

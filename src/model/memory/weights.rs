@@ -173,6 +173,22 @@ pub fn expert_devices(desc: &Description, s: &Settings, layers: &[Option<usize>]
         .collect()
 }
 
+/// The device whose buffer a weight named `name` lands in (`None` = the host): an override's
+/// (`-ot`, `--n-cpu-moe`) first, else its layer's (the token embeddings on the host, the
+/// output tensors on the output layer's device), as [`weights`] places it.
+pub fn tensor_device(desc: &Description, s: &Settings, layers: &[Option<usize>], name: &str) -> Option<usize> {
+    let sl = slot(name, desc.n_layer_all());
+    let il = match sl {
+        Slot::Block(i) => Some(i),
+        _ => None,
+    };
+    overridden(name, s, il).unwrap_or_else(|| match sl {
+        Slot::Input => None,
+        Slot::Output => layers.last().copied().flatten(),
+        Slot::Block(i) => layers.get(i as usize).copied().flatten(),
+    })
+}
+
 /// llama.cpp's `LLM_FFN_EXPS_REGEX` (common/common.h): the expert tensors `-cmoe` keeps on
 /// the CPU, and (after `blk\.N`) those of each layer `-ncmoe N` does.
 pub const FFN_EXPS_REGEX: &str = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps";

@@ -1,0 +1,114 @@
+//! The compute-buffer simulation against ggml-alloc itself: for the runs in
+//! tests/fixtures/memory/galloc_layouts.json (recorded with llama.cpp's ggml-base built with
+//! GGML_ALLOCATOR_DEBUG, tests/fixtures/memory/README.md), every compute buffer's size and the
+//! tensors live at its peak — their names and their offsets in the buffer — must be the ones
+//! ggml-alloc printed.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tensorpeek::formats::gguf;
+use tensorpeek::formats::Step;
+use tensorpeek::model::memory::{self, flags::Flags};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The GGUF header of a (sparse, multi-GB) file, read a prefix at a time.
+fn header(path: &Path) -> gguf::GgufFile {
+    let len = std::fs::metadata(path).unwrap().len();
+    let mut want = 1u64 << 20;
+    loop {
+        let mut buf = Vec::new();
+        std::fs::File::open(path).unwrap().take(want.min(len)).read_to_end(&mut buf).unwrap();
+        match gguf::parse(&buf, len) {
+            Step::Done(g) => return g,
+            Step::Need(n) => want = n.max(want * 2),
+        }
+    }
+}
+
+/// llama.cpp's arguments of the recorded runs as `tensorpeek fit`'s flags (`--rpc` with one or
+/// two servers: as many RPC devices).
+fn flags(args: &[String]) -> Flags {
+    let mut f = Flags::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-c" => f.ctx_size = it.next().unwrap().parse().unwrap(),
+            "-ngl" => f.n_gpu_layers = Some(it.next().unwrap().parse().unwrap()),
+            "-ot" => f.override_tensor.push(it.next().unwrap().clone()),
+            "-cmoe" => f.cpu_moe = true,
+            "-ctk" => f.cache_type_k = it.next().unwrap().clone(),
+            "-ctv" => f.cache_type_v = it.next().unwrap().clone(),
+            "-fa" => f.flash_attn = it.next().unwrap().clone(),
+            "--rpc" => {
+                let n = it.next().unwrap().split(',').count();
+                f.backend = "rpc".to_string();
+                f.gpu = vec!["20GiB".to_string(); n];
+            }
+            other => panic!("an argument the test does not map: {other}"),
+        }
+    }
+    f
+}
+
+#[test]
+fn peak_layouts_match_ggml_alloc() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/memory/galloc_layouts.json")).unwrap();
+    let rec: Value = serde_json::from_str(&text).unwrap();
+    let dir = std::env::temp_dir().join(format!("tensorpeek-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut made: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for run in rec["runs"].as_array().unwrap() {
+        let fixture = run["fixture"].as_str().unwrap().to_string();
+        let gen: Vec<&str> = run["generator"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let path = made
+            .entry(fixture.clone())
+            .or_insert_with(|| {
+                let out = dir.join(format!("{fixture}.gguf"));
+                let st = Command::new("python3").arg(root().join(gen[0])).arg(&out).args(&gen[1..]).status().unwrap();
+                assert!(st.success(), "{} failed", gen[0]);
+                out
+            })
+            .clone();
+        let args: Vec<String> = run["args"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let label = format!("{fixture} {}", args.join(" "));
+        let g = header(&path);
+        let (desc, _) = memory::from_gguf_files(&[&g]).unwrap();
+        let s = flags(&args).settings().unwrap();
+        let Some(ours) = memory::compute_layouts(&desc, &s) else {
+            failures.push(format!("{label}: not simulated"));
+            continue;
+        };
+        let n_dev = s.devices.len();
+        for a in run["allocators"].as_array().unwrap() {
+            let device = a["device"].as_str().unwrap();
+            // RPC<i> is device i; the host is the last backend.
+            let b = device.strip_prefix("RPC").map_or(n_dev, |i| i.parse::<usize>().unwrap());
+            let (size, live) = &ours[b];
+            let mib = *size as f64 / 1048576.0;
+            if (mib - a["mib"].as_f64().unwrap()).abs() > 0.00006 {
+                failures.push(format!("{label}: {device} {mib:.4} MiB, ggml-alloc {}", a["mib"]));
+            }
+            // Our copies are named by backend index (`DEV<i>#…`), llama.cpp's by device.
+            let mut ours: Vec<(String, u64, u64)> = live.iter().map(|(n, o, e)| (n.replacen("DEV", "RPC", 1), *o, *e)).collect();
+            let mut theirs: Vec<(String, u64, u64)> =
+                a["peak"].as_array().unwrap().iter().map(|t| (t[0].as_str().unwrap().to_string(), t[1].as_u64().unwrap(), t[2].as_u64().unwrap())).collect();
+            ours.sort_by_key(|t| (t.1, t.0.clone()));
+            theirs.sort_by_key(|t| (t.1, t.0.clone()));
+            if ours != theirs {
+                failures.push(format!("{label}: {device} peak layout\n  ours   {ours:?}\n  theirs {theirs:?}"));
+            }
+            compared += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared >= 14, "only {compared} buffers compared");
+}
