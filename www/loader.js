@@ -31,23 +31,12 @@ const ready = new Promise((ok) => { loaded = ok; });
 const tp = { pending: null, started: null, start, spare: null, early: null, running: false };
 window.__tensorpeek = tp;
 
-// The parse worker's wasm, fetched and compiled here (streaming, off the main thread) and
-// handed to the worker as a `WebAssembly.Module`: the fetch starts as soon as this script
-// runs instead of after the worker's own loader has come over the network (one round trip
-// and its transfer less on a cold load). `null` if it failed: the worker then fetches it.
-let parseModule = null;
-function compileParse() {
-  parseModule ??= WebAssembly.compileStreaming(fetch(new URL('tensorpeek-worker_bg.wasm', base).href)).catch(() => null);
-  return parseModule;
-}
-
 // The parse worker (its record: the worker, whether it said ready or failed, the early
-// job's request, names and answers). `#module` tells its loader (tensorpeek-worker_loader.js)
-// that its wasm comes in the first message.
+// job's request, names and answers).
 function spawn() {
   if (tp.spare || tp.early || tp.running) return tp.spare;
-  const w = { worker: new Worker(`${PARSE_URL}#module`), ready: false, failed: false, job: null, names: null, messages: [], answered: false };
-  compileParse().then((module) => w.worker.postMessage({ parseModule: module }));
+  performance.mark('tensorpeek: parse worker started');
+  const w = { worker: new Worker(PARSE_URL), ready: false, failed: false, job: null, names: null, messages: [], answered: false };
   w.worker.onmessage = (e) => {
     const m = e.data;
     if (m?.kind === 'ready') {
@@ -157,9 +146,9 @@ if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.t
   // (at most 2 s later).
   if (!query.has('lazy') && !navigator.connection?.saveData) {
     // The parse worker as soon as the first view has painted (after the frame this script
-    // runs before), not at the load event: a file given at the load event then finds its
-    // wasm downloading or compiled rather than not asked for yet (README, Performance: the
-    // cold drop). Neither the worker nor its wasm's fetch holds the load event back.
+    // runs before), not at the load event: a file given at the load event then finds it
+    // loading rather than not asked for yet (README, Performance: the cold drop). A worker
+    // does not hold the load event back.
     requestAnimationFrame(() => setTimeout(spawn, 0));
     const idle = () => (window.requestIdleCallback ?? ((f) => setTimeout(f, 50)))(() => start(), { timeout: 2000 });
     if (document.readyState === 'complete') idle();
