@@ -12,6 +12,7 @@
 //! (`offload_op` NULL, :2262) and none reorders a split (`graph_optimize` NULL).
 
 use super::graph::{Graph, Name, Op, Tensor, MAX_SRC};
+use super::params::pad;
 use std::collections::HashMap;
 
 /// `MAX_FREE_BLOCKS` (ggml/src/ggml-alloc.c:14): ggml aborts past it; the simulation gives up.
@@ -39,13 +40,6 @@ struct DynAlloc {
     max_size: u64,
 }
 
-fn align_up(x: u64, a: u64) -> u64 {
-    if a <= 1 {
-        return x;
-    }
-    x.div_ceil(a).saturating_mul(a)
-}
-
 impl DynAlloc {
     fn new(alignment: u64) -> DynAlloc {
         DynAlloc { alignment, free: vec![(0, u64::MAX / 2)], max_size: 0 }
@@ -54,7 +48,7 @@ impl DynAlloc {
     /// `ggml_dyn_tallocr_alloc` (ggml-alloc.c:202-300): the best-fitting free block other
     /// than the last (the smallest that fits, the later of equals), else the last.
     fn alloc(&mut self, size: u64) -> u64 {
-        let size = align_up(size, self.alignment);
+        let size = pad(size, self.alignment);
         let mut best: Option<usize> = None;
         let mut best_size = u64::MAX;
         let n = self.free.len();
@@ -79,7 +73,7 @@ impl DynAlloc {
     /// `ggml_dyn_tallocr_free_bytes` (ggml-alloc.c:303-340): merged with the block it ends
     /// or starts (and then its neighbour), else inserted in address order.
     fn free_bytes(&mut self, offset: u64, size: u64) -> Result<(), SimError> {
-        let size = align_up(size, self.alignment);
+        let size = pad(size, self.alignment);
         for i in 0..self.free.len() {
             let (bo, bs) = self.free[i];
             if bo.saturating_add(bs) == offset {
