@@ -261,13 +261,16 @@ export function useBrowser() {
   return env;
 }
 
-/** The CLI: $TENSORPEEK, or a build in $CARGO_TARGET_DIR or target/ (release first), else
- * built here (the tests that compare the page with the CLI). */
+/** The CLI the tests compare the page with: $TENSORPEEK, else the debug build of this
+ * checkout, brought up to date by cargo first (a no-op when it is; once per test file).
+ * Never a binary that merely exists: a release build left from older code once made the
+ * page, built from newer code, disagree with it. */
+let built = null;
 export function cliBinary() {
-  const dirs = [process.env.CARGO_TARGET_DIR, path.join(ROOT, 'target')].filter(Boolean);
-  const found = [process.env.TENSORPEEK, ...dirs.flatMap((d) => ['release', 'debug'].map((p) => path.join(d, p, 'tensorpeek')))]
-    .filter(Boolean).find((p) => fs.existsSync(p));
-  if (found) return found;
-  execFileSync('cargo', ['build', '--release', '--bin', 'tensorpeek'], { cwd: ROOT, stdio: 'inherit' });
-  return path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'release', 'tensorpeek');
+  if (process.env.TENSORPEEK) return process.env.TENSORPEEK;
+  if (!built) {
+    execFileSync('cargo', ['build', '--quiet', '--bin', 'tensorpeek'], { cwd: ROOT, stdio: 'inherit' });
+    built = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target'), 'debug', 'tensorpeek');
+  }
+  return built;
 }
