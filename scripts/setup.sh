@@ -30,6 +30,9 @@ fi
 # fat-LTO, one-unit profile, without their TLS and update-check features (the build runs
 # --offline and never downloads), and both at once so that one's serial steps (a link, a big
 # crate) overlap the other's. Measured in README.md ("The two commands").
+# Trunk at opt-level 0: at run time it only copies, hashes and serves a few files, and its
+# ~300 crates compile much faster unoptimized; wasm-bindgen-cli at 1, since it rewrites the
+# page's multi-megabyte wasm files on every build.
 light=(env CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=64
        CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
        CARGO_PROFILE_RELEASE_INCREMENTAL=false)
@@ -37,8 +40,8 @@ pids=()
 if [[ "$(trunk --version 2>/dev/null || true)" == "trunk $TRUNK_VERSION" ]]; then
   say "trunk $TRUNK_VERSION: present"
 else
-  say "installing trunk $TRUNK_VERSION (light profile, no default features)"
-  "${light[@]}" cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
+  say "installing trunk $TRUNK_VERSION (light profile at opt-level 0, no default features)"
+  "${light[@]}" CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
   pids+=($!)
 fi
 
@@ -50,10 +53,29 @@ else
   "${light[@]}" cargo install --quiet --no-default-features "wasm-bindgen-cli@$WASM_BINDGEN_VERSION" &
   pids+=($!)
 fi
+# While the tools compile, so does the page: the same `cargo build`s that Trunk runs for
+# index.html's three wasm files (same target, profiles, bins and --offline), so that Trunk's
+# own build finds them fresh and only runs wasm-bindgen and wasm-opt. The tools' builds have
+# one-core stretches (a link, a big crate) that this fills. A failure here is not fatal:
+# Trunk builds again and reports it.
+page_build=""
+if [[ ${#pids[@]} -gt 0 ]]; then
+  say "building the page's wasm beside them (log: target/setup-page-build.log)"
+  mkdir -p target
+  ( cargo fetch --locked \
+    && cargo build --target=wasm32-unknown-unknown --release --offline --bin tensorpeek \
+    && cargo build --target=wasm32-unknown-unknown --profile worker --offline \
+         --bin tensorpeek-worker --bin tensorpeek-values ) > target/setup-page-build.log 2>&1 &
+  page_build=$!
+fi
 # The downloads below (npm, Debian, PyPI) run while the two tools compile.
 wait_tools() {
   for pid in "${pids[@]}"; do wait "$pid" || { say "a cargo install failed"; exit 1; }; done
   pids=()
+  if [[ -n "$page_build" ]]; then
+    wait "$page_build" && say "page wasm: built" || say "page wasm: the early build failed (Trunk will build and report it)"
+    page_build=""
+  fi
 }
 
 # npm ci brings playwright-core and binaryen (wasm-opt) into node_modules; rerun only

@@ -12,7 +12,8 @@ export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
 target_dir="${CARGO_TARGET_DIR:-target}"
 [[ "$target_dir" = /* ]] || target_dir="$ROOT/$target_dir"
 
-scripts/build-npm.sh
+# NPM_BUILT=1: scripts/build-npm.sh has just run (scripts/test.sh builds it beside the browser tests).
+[[ "${NPM_BUILT:-}" == 1 ]] || scripts/build-npm.sh
 cargo build --offline --bin tensorpeek
 export TP_ROOT="$ROOT" TP_CLI="$target_dir/debug/tensorpeek"
 

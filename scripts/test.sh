@@ -16,25 +16,38 @@ summary=()
 
 step() { printf '\n==== %s  (at %s)\n' "$*" "$(at)"; }
 
-step "cargo test (native)"
-cargo test 2>&1 | tee "$LOGS/native.log"
-summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
-
-# The wheel, the pre-commit hook and the GitHub Action run beside the steps below, with a
-# target directory of their own (their native release build would otherwise wait for the
-# wasm builds' lock on target/): most of their time is one-core work (a fat-LTO link, pip),
-# which the browser steps leave room for. Their output is printed when they are done.
+# The wheel, the pre-commit hook and the GitHub Action run beside every step below, from the
+# start, with a target directory of their own (their native release build would otherwise
+# wait for the other builds' lock on target/): most of their time is one-core work (a
+# fat-LTO link, pip), which the other steps leave room for. Their output is printed when
+# they are done.
 step "the wheel, the pre-commit hook and the GitHub Action (beside the steps below)"
 (CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
-trap 'kill "$integrations" 2>/dev/null || true' EXIT   # a failed step below stops them too
+npm_build=""
+trap 'kill "$integrations" $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
+
+# cargo-nextest (on every machine of our kind) runs the test binaries side by side, each
+# test in a process of its own: the long single-threaded ones (tests/memory_bounds.rs'
+# groups, the llama.cpp replays) no longer run one after another on one core. Without it,
+# `cargo test`.
+if cargo nextest --version >/dev/null 2>&1; then
+  step "cargo nextest run (native)"
+  cargo nextest run --no-fail-fast 2>&1 | tee "$LOGS/native.log"
+  summary+=("native:   $(grep -E '^ *Summary ' "$LOGS/native.log" | tail -n 1 | sed -E 's/.*[0-9]+ tests? run: //')")
+else
+  step "cargo test (native)"
+  cargo test 2>&1 | tee "$LOGS/native.log"
+  summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
+fi
 
 step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
-cargo test --target wasm32-unknown-unknown --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
+# Without the page's feature: the byte source and the statistics need neither Yew nor gloo.
+cargo test --target wasm32-unknown-unknown --no-default-features --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
 summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 
-step "trunk build --release --offline"
-trunk build --release --offline 2>&1 | tail -n 5
+step "trunk build --release --offline (skipped when dist/ was built from these very files)"
+scripts/build-page.sh 2>&1 | tail -n 5
 wasm=$(ls dist/*_bg.wasm | grep -v -e worker -e values)
 summary+=("build:    $(basename "$wasm") $(stat -c %s "$wasm") bytes, $(gzip -c "$wasm" | wc -c) gzipped")
 for worker in dist/tensorpeek-worker_bg.wasm dist/tensorpeek-values_bg.wasm; do
@@ -48,13 +61,26 @@ python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dtype bf16 --rope-freqs
 python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
+# The npm package's wasm (a fat-LTO build, one core for most of it) builds beside the
+# browser tests, which are made to pass with a CPU hog beside them.
+# The CLI the browser tests compare the page with is the debug build the native step made:
+# named here, so that the harness does not call cargo while the npm build holds target/.
+cargo build --quiet --bin tensorpeek
+export TENSORPEEK="$PWD/target/debug/tensorpeek"
+(scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
+npm_build=$!
+
 step "Playwright end-to-end (node --test)"
 node --test --test-concurrency=1 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
 summary+=("e2e:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/e2e.log" | tr '\n' ' ')")
 
 step "npm package (build, pack, install the tarball; Node 20, Chromium, tsc)"
-scripts/test-npm.sh 2>&1 | tee "$LOGS/npm.log"
-summary+=("npm:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/npm.log" | tr '\n' ' ')$(grep -E '^npm (tarball|wasm):' "$LOGS/npm.log" | tr '\n' ' ')")
+wait "$npm_build" || true
+npm_build=""
+cat "$LOGS/npm-build.log"
+grep -q '^npm build: exit 0 ' "$LOGS/npm-build.log" || { echo "the npm package's build failed"; exit 1; }
+NPM_BUILT=1 scripts/test-npm.sh 2>&1 | tee "$LOGS/npm.log"
+summary+=("npm:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/npm.log" | tr '\n' ' ')$(grep -hE '^npm (tarball|wasm):' "$LOGS/npm-build.log" "$LOGS/npm.log" | tr '\n' ' ')")
 
 step "the wheel, the pre-commit hook and the GitHub Action, as their users run them"
 integrations_status=0

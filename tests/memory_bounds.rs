@@ -6,11 +6,12 @@
 //! out). The inputs are the ones issue 12 reported and the other shapes of header that
 //! make one finding, one map entry or one allocation per few bytes of input.
 //!
-//! One `#[test]` runs every case in turn, so that no other test allocates meanwhile. The
+//! The counts are per thread: each `#[test]` runs its group of cases in turn on its own
+//! thread, and the groups run in parallel without counting each other's memory. The
 //! figures are printed (`cargo test --test memory_bounds -- --nocapture`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use std::time::Instant;
 use tensorpeek::formats::Inspection;
 use tensorpeek::model::checkpoint::build_model;
@@ -22,12 +23,27 @@ mod state_dict;
 
 struct Counting;
 
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+// Per thread, so that the groups of cases below run as tests of their own, in parallel, each
+// counting only what its own thread allocates (a block freed on another thread than the one
+// that allocated it makes a count negative: only the difference from a start is read). No
+// destructor and a const initializer: usable from the allocator at any time.
+thread_local! {
+    static CURRENT: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
 
 fn grew(n: usize) {
-    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
+    let n = n as isize;
+    let now = CURRENT.with(|c| {
+        let v = c.get().wrapping_add(n);
+        c.set(v);
+        v
+    });
+    PEAK.with(|p| p.set(p.get().max(now)));
+}
+
+fn shrank(n: usize) {
+    CURRENT.with(|c| c.set(c.get().wrapping_sub(n as isize)));
 }
 
 unsafe impl GlobalAlloc for Counting {
@@ -47,14 +63,14 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        shrank(layout.size());
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             // Count the moment both blocks may exist (a moving realloc).
             grew(new_size);
-            CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+            shrank(layout.size());
         }
         p
     }
@@ -65,11 +81,11 @@ static ALLOC: Counting = Counting;
 
 /// Peak heap above what was in use when `f` started, and `f`'s result.
 fn peak_of<T>(f: impl FnOnce() -> T) -> (u64, T) {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = CURRENT.with(Cell::get);
+    PEAK.with(|p| p.set(base));
     let out = f();
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    (peak as u64, out)
+    let peak = PEAK.with(Cell::get).saturating_sub(base);
+    (peak.max(0) as u64, out)
 }
 
 const MIB: u64 = 1 << 20;
@@ -257,7 +273,7 @@ fn safetensors(header: &str, data: usize) -> Vec<u8> {
 }
 
 #[test]
-fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
+fn gguf_and_safetensors_headers_stay_within_four_times_the_header_plus_64_mib() {
     use tensorpeek::error::Code::*;
     let mut lines = Vec::new();
     let mut over = Vec::new();
@@ -319,6 +335,18 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     let inner: Vec<u8> = (0..500_000).flat_map(|_| array(7, 1, vec![2])).collect();
     run(case("GGUF, 500,000 nested bool arrays", "nested.gguf", gguf(&[(b"n".to_vec(), 9, array(9, 500_000, inner))], &[], 0), &[InvalidBool, NestedArray]));
 
+    finish(&lines, &over);
+}
+
+#[test]
+fn large_safetensors_headers_stay_within_the_bound() {
+    use tensorpeek::error::Code::*;
+    let mut lines = Vec::new();
+    let mut over = Vec::new();
+    let mut run = |r: Result<String, String>| match r {
+        Ok(l) => lines.push(l),
+        Err(e) => over.push(e),
+    };
     // safetensors: 300,000 tiny tensors, each with an unknown field and the wrong size.
     let mut h = String::from("{");
     for i in 0..300_000 {
@@ -350,6 +378,19 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     h.pop();
     h.push_str("}}");
     run(case("safetensors, 300,000 metadata entries with HTML", "meta.safetensors", safetensors(&h, 0), &[SuspiciousText]));
+
+    finish(&lines, &over);
+}
+
+#[test]
+fn torch_zips_stay_within_the_bound() {
+    use tensorpeek::error::Code::*;
+    let mut lines = Vec::new();
+    let mut over = Vec::new();
+    let mut run = |r: Result<String, String>| match r {
+        Ok(l) => lines.push(l),
+        Err(e) => over.push(e),
+    };
     // A real-shaped torch checkpoint: data.pkl of 100,000 tensors laid out as torch.save
     // writes a state dict (its storages absent: a finding each, capped).
     let pkl = state_dict::state_dict_pickle(100_000);
@@ -420,6 +461,19 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     // ... under a 1 KiB path (572 MB, 1.08 GB for the CLI)
     run(case("torch zip, 30,000 views, 1 KiB paths", "model.pt", torch_zip(&views_pickle(30_000, true, 250, 4)), &[LimitExceeded]));
     run(case("torch zip, 100,000 views, 1 KiB paths", "model.pt", torch_zip(&views_pickle(100_000, true, 250, 4)), &[LimitExceeded]));
+
+    finish(&lines, &over);
+}
+
+#[test]
+fn pickles_stay_within_the_bound() {
+    use tensorpeek::error::Code::*;
+    let mut lines = Vec::new();
+    let mut over = Vec::new();
+    let mut run = |r: Result<String, String>| match r {
+        Ok(l) => lines.push(l),
+        Err(e) => over.push(e),
+    };
     // Pickle-based files (read whole: the pickle is the header). The shapes of stream that
     // make one value, one import, one memo entry or one finding per few bytes.
     let p = repeated(b"\x80\x02(", b"K\x01", 2_000_000, b"l.");
@@ -465,6 +519,14 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     let p = repeated(b"\x80\x02", b"(K\x01K\x02t0", 2_000_000, b"N.");
     run(case("pickle, 2,000,000 tuples made and dropped", "garbage.pkl", p, &[]));
 
+    finish(&lines, &over);
+}
+
+#[test]
+fn checkpoint_merges_stay_within_the_bound() {
+    use tensorpeek::error::Code::*;
+    let mut lines = Vec::new();
+    let mut over = Vec::new();
     // JSON companions, read whole: a tokenizer.json with 300,000 special tokens and an
     // index with 500,000 broken weight_map entries (a finding each before capping).
     let added: Vec<String> = (0..300_000).map(|i| format!(r#"{{"id":{i},"content":"<t{i}>","special":true}}"#)).collect();
@@ -524,7 +586,12 @@ fn peak_memory_stays_within_four_times_the_header_plus_64_mib() {
     let m = merge_case("checkpoint: config.json of 130,000 zeros (260 KB)", vec![("config.json".to_string(), small_cfg.into_bytes())], &mut lines, &mut over);
     assert!(m.architecture.is_some());
 
-    for l in &lines {
+    finish(&lines, &over);
+}
+
+/// A group's figures printed, and its failures.
+fn finish(lines: &[String], over: &[String]) {
+    for l in lines {
         println!("{l}");
     }
     assert!(over.is_empty(), "{}", over.join("\n"));

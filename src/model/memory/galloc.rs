@@ -13,12 +13,13 @@
 
 use super::graph::{Graph, Name, Op, Tensor, MAX_SRC};
 use super::params::pad;
-use std::collections::HashMap;
 
 /// `MAX_FREE_BLOCKS` (ggml/src/ggml-alloc.c:14): ggml aborts past it; the simulation gives up.
 pub const MAX_FREE_BLOCKS: usize = 256;
 /// `GGML_SCHED_MAX_COPIES` (ggml/src/ggml-backend.cpp:772).
 pub const SCHED_MAX_COPIES: usize = 4;
+/// No copy of a source on a backend yet (the scheduler's `tensor_copies` slot still NULL).
+const NO_COPY: usize = usize::MAX;
 
 /// Why a graph could not be simulated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,8 +190,9 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
     for skip_cpu in [true, false] {
         for down in [true, false] {
             let mut cur: Option<usize> = None;
-            let order: Box<dyn Iterator<Item = &usize>> = if down { Box::new(nodes.iter()) } else { Box::new(nodes.iter().rev()) };
-            for &n in order {
+            let len = nodes.len();
+            for k in 0..len {
+                let Some(&n) = nodes.get(if down { k } else { len - 1 - k }) else { continue };
                 if is_view_op(g, n) {
                     continue;
                 }
@@ -267,7 +269,11 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
         end: usize,
         inputs: Vec<usize>,
     }
-    let mut copies: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    // The copies of each (source, backend): the first copy's id (the others follow it), by
+    // `source · n_backends + backend`, over the tensors the graph had before any copy.
+    let n_orig = g.t.len();
+    let mut copies: Vec<usize> = vec![NO_COPY; n_orig.saturating_mul(n_backends)];
+    let key = |s: usize, b: usize| if s < n_orig && b < n_backends { Some(s * n_backends + b) } else { None };
     let mut splits: Vec<Split> = Vec::new();
     let first = nodes.iter().position(|&n| !is_view_op(g, n)).unwrap_or(nodes.len());
     let first_backend = nodes.get(first).and_then(|&n| be[n]).unwrap_or(cpu);
@@ -301,9 +307,10 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
         for (j, s) in src.iter().enumerate().filter_map(|(j, s)| s.map(|s| (j, s))) {
             let sb = be.get(s).copied().flatten();
             if sb != Some(cur) && !buffer_supported(g, &be, s, cur) {
-                if let std::collections::hash_map::Entry::Vacant(slot) = copies.entry((s, cur)) {
+                let k = key(s, cur).ok_or(SimError::Dangling)?;
+                if copies.get(k) == Some(&NO_COPY) {
                     let st = tensor(g, s)?;
-                    let mut ids = Vec::with_capacity(n_copies);
+                    let first = g.t.len();
                     for c in 0..n_copies {
                         // ggml_dup_tensor_layout: the same type, shape and strides.
                         let mut cp = Tensor { op: Op::None, src: [None; MAX_SRC], view_src: None, buffer: None, input: false, output: false, name: Name::Copy { of: s, backend: cur, copy: c }, ..st };
@@ -313,15 +320,16 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
                         }
                         g.t.push(cp);
                         be.push(Some(cur));
-                        ids.push(g.t.len() - 1);
                     }
-                    slot.insert(ids);
+                    if let Some(slot) = copies.get_mut(k) {
+                        *slot = first;
+                    }
                     if let Some(last) = splits.last_mut() {
                         last.inputs.push(s);
                     }
                 }
                 // sched->cur_copy is 0 at a reserve.
-                let c0 = copies.get(&(s, cur)).and_then(|v| v.first().copied()).ok_or(SimError::Dangling)?;
+                let c0 = copies.get(k).copied().filter(|c| *c != NO_COPY).ok_or(SimError::Dangling)?;
                 if let Some(tt) = g.t.get_mut(n) {
                     if let Some(slot) = tt.src.get_mut(j) {
                         *slot = Some(c0);
@@ -370,7 +378,7 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
             let dep_id = g.t.len() - 1;
             be.push(be.get(input).copied().flatten());
             out.nodes.push((dep_id, be.get(input).copied().flatten().unwrap_or(cpu)));
-            let c0 = copies.get(&(input, sp.backend)).and_then(|v| v.first().copied()).ok_or(SimError::Dangling)?;
+            let c0 = key(input, sp.backend).and_then(|k| copies.get(k)).copied().filter(|c| *c != NO_COPY).ok_or(SimError::Dangling)?;
             out.nodes.push((c0, sp.backend));
         }
         for &n in nodes.get(sp.start..sp.end).unwrap_or(&[]) {
@@ -386,8 +394,10 @@ fn split_graph(g: &mut Graph, n_backends: usize, n_copies: usize) -> Result<Spli
         }
         for sp in &splits {
             for &input in &sp.inputs {
-                for &id in copies.get(&(input, sp.backend)).map(Vec::as_slice).unwrap_or(&[]) {
-                    out.leafs.push((id, sp.backend));
+                if let Some(&c0) = key(input, sp.backend).and_then(|k| copies.get(k)).filter(|c| **c != NO_COPY) {
+                    for id in c0..c0.saturating_add(n_copies) {
+                        out.leafs.push((id, sp.backend));
+                    }
                 }
             }
         }

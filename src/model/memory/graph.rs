@@ -163,6 +163,8 @@ pub struct Graph {
     pub nodes: Vec<usize>,
     pub leafs: Vec<usize>,
     visited: Vec<bool>,
+    /// [`Graph::expand`]'s work stack, kept between calls.
+    stack: Vec<(usize, usize)>,
     /// `ggml_backend_sched_set_tensor_backend` calls made while building: (tensor, backend).
     pub assigned: Vec<(usize, usize)>,
 }
@@ -269,40 +271,55 @@ impl Graph {
     /// hold yet, sources before their users and in source order; tensors without an op are
     /// leafs (ggml/src/ggml.c:7245-7310). Iterative: the chain of layers is deep.
     pub fn expand(&mut self, root: usize) {
-        let mut stack: Vec<(usize, usize)> = Vec::new();
         if self.visited.get(root).copied().unwrap_or(true) {
             return;
         }
         if let Some(v) = self.visited.get_mut(root) {
             *v = true;
         }
+        // (tensor, the next source slot to look at); the buffer is kept between calls.
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
         stack.push((root, 0));
-        while let Some((id, next)) = stack.pop() {
-            let src = self.get(id).and_then(|t| t.src.get(next).copied().flatten());
-            if next < MAX_SRC {
-                stack.push((id, next + 1));
-                if let Some(s) = src {
+        while let Some(top) = stack.last_mut() {
+            let (id, next) = *top;
+            let Some(t) = self.t.get(id) else {
+                stack.pop();
+                continue;
+            };
+            // The next source not visited yet, in source order (empty slots skipped).
+            let mut slot = next;
+            let mut child = None;
+            while slot < MAX_SRC {
+                let s = t.src.get(slot).copied().flatten();
+                slot += 1;
+                if let Some(s) = s {
                     if !self.visited.get(s).copied().unwrap_or(true) {
-                        if let Some(v) = self.visited.get_mut(s) {
-                            *v = true;
-                        }
-                        stack.push((s, 0));
+                        child = Some(s);
+                        break;
                     }
                 }
+            }
+            top.1 = slot;
+            if let Some(s) = child {
+                if let Some(v) = self.visited.get_mut(s) {
+                    *v = true;
+                }
+                stack.push((s, 0));
                 continue;
             }
-            match self.get(id).map(|t| t.op) {
-                Some(Op::None) => self.leafs.push(id),
-                Some(_) => {
-                    let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-                    if let Some(t) = self.t.get_mut(id).filter(|t| t.name == Name::Unnamed) {
-                        t.name = Name::Node(index);
-                    }
-                    self.nodes.push(id);
+            stack.pop();
+            if t.op == Op::None {
+                self.leafs.push(id);
+            } else {
+                let index = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+                if let Some(t) = self.t.get_mut(id).filter(|t| t.name == Name::Unnamed) {
+                    t.name = Name::Node(index);
                 }
-                None => {}
+                self.nodes.push(id);
             }
         }
+        self.stack = stack;
     }
 }
 
@@ -493,7 +510,7 @@ impl DenseLlama {
             LayerFfn::Dense { .. } => 52,
         });
         let cap = per_layer.fold(64usize, |a, x| a.saturating_add(x));
-        let mut g = Graph { t: Vec::with_capacity(cap), nodes: Vec::with_capacity(cap), leafs: Vec::with_capacity(cap / 2), visited: Vec::with_capacity(cap), assigned: Vec::new() };
+        let mut g = Graph { t: Vec::with_capacity(cap), nodes: Vec::with_capacity(cap), leafs: Vec::with_capacity(cap / 2), visited: Vec::with_capacity(cap), stack: Vec::new(), assigned: Vec::new() };
         let (n_embd, t) = (self.n_embd, n_tokens);
         let ns = self.n_stream;
         // build_inp_embd (src/llama-graph.cpp:2376): the token path and the embeddings input,
