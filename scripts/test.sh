@@ -63,10 +63,12 @@ python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
 # The npm package's wasm (a fat-LTO build, one core for most of it) builds beside the
 # browser tests, which are made to pass with a CPU hog beside them.
-# The CLI the browser tests compare the page with is the debug build the native step made:
-# named here, so that the harness does not call cargo while the npm build holds target/.
-cargo build --quiet --bin tensorpeek
+# The CLI the browser tests compare the page with is the debug build the native step has
+# just made for this checkout (the integration tests run it): named here, so that the
+# harness does not call cargo while the npm build holds target/ (a `cargo build` of it here
+# would compile the crate again in the dev profile: ~30 s).
 export TENSORPEEK="$PWD/target/debug/tensorpeek"
+[[ -x "$TENSORPEEK" ]] || cargo build --quiet --bin tensorpeek
 (scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
 npm_build=$!
 
