@@ -5,7 +5,6 @@ use super::params::pad;
 use super::{device_label, Backend, Buffer, Kind, PlacedTensor, Repack, Settings};
 use crate::dtype::ggml::GgmlType;
 use crate::model::description::Description;
-use std::collections::BTreeMap;
 
 /// ggml's CPU tensor alignment (`TENSOR_ALIGNMENT`, `ggml/src/ggml-impl.h`).
 pub const CPU_ALIGNMENT: u64 = 32;
@@ -58,11 +57,17 @@ fn slot(name: &str, n_layer_all: u64) -> Slot {
     // `dec.output_norm` are output tensors.
     let name = name.strip_prefix("enc.").or_else(|| name.strip_prefix("dec.")).filter(|r| r.starts_with("blk.")).unwrap_or(name);
     if let Some(rest) = name.strip_prefix("blk.") {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if let Some(n) = rest.get(..digits).and_then(|n| n.parse::<u64>().ok()) {
-            if n < n_layer_all {
-                return Slot::Block(n);
+        // The block number, read by hand: this runs for every tensor at every projection
+        // (101,013 of them in the largest bench model), and `str::parse` cost twice as much.
+        let mut n: Option<u64> = None;
+        for b in rest.bytes().take_while(u8::is_ascii_digit) {
+            n = n.unwrap_or(0).checked_mul(10).and_then(|v| v.checked_add(u64::from(b - b'0')));
+            if n.is_none() {
+                break;
             }
+        }
+        if let Some(n) = n.filter(|n| *n < n_layer_all) {
+            return Slot::Block(n);
         }
     }
     let base = name.strip_suffix(".weight").or_else(|| name.strip_suffix(".bias")).unwrap_or(name);
@@ -211,14 +216,19 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
     let output_device = layers.last().copied().flatten();
     // Few buffer types: a short vector, searched linearly.
     let mut sums: Vec<(Buft, u64)> = Vec::new();
-    // Mapped CPU tensors: per file, (min offset, max end).
-    let mut spans: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    // Mapped CPU tensors: per file (by its index among the parts), (min offset, max end).
+    let mut spans: Vec<Option<(u64, u64)>> = Vec::new();
     let mut add = |t: &PlacedTensor, b: Buft, sums: &mut Vec<(Buft, u64)>| {
         if b == Buft::Cpu && s.mmap {
             let end = t.offset.saturating_add(t.bytes);
-            let e = spans.entry(t.file).or_insert((t.offset, end));
-            e.0 = e.0.min(t.offset);
-            e.1 = e.1.max(end);
+            if spans.len() <= t.file {
+                spans.resize(t.file.saturating_add(1), None);
+            }
+            if let Some(e) = spans.get_mut(t.file) {
+                let (lo, hi) = e.get_or_insert((t.offset, end));
+                *lo = (*lo).min(t.offset);
+                *hi = (*hi).max(end);
+            }
         } else {
             let size = alloc_size(t, &b, s);
             match sums.iter_mut().find(|(x, _)| *x == b) {
@@ -228,6 +238,7 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
         }
     };
     let has_output = tensors.iter().any(|t| t.name == "output.weight");
+    let no_overrides = s.overrides.is_empty() && s.n_cpu_moe == 0;
     // Tensors made once per distinct buffer type of the layers (TENSOR_DUPLICATED).
     let mut rope_bufts: Vec<Buft> = Vec::new();
     for t in tensors {
@@ -239,7 +250,9 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
             Slot::Block(i) => Some(i),
             _ => None,
         };
-        let device = match overridden(&t.name, s, il) {
+        // Without `-ot` or `--n-cpu-moe` no name is matched (the common case, at every
+        // projection of every tensor).
+        let device = match if no_overrides { None } else { overridden(&t.name, s, il) } {
             Some(d) => d,
             None => match sl {
                 Slot::Input => None,
@@ -282,8 +295,7 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
         }
     }
     let mut out = Vec::new();
-    for (file, (lo, hi)) in spans {
-        let _ = file;
+    for (lo, hi) in spans.into_iter().flatten() {
         out.push(Buffer { device: device_label(None), buft: "CPU_Mapped".to_string(), kind: Kind::Model, bytes: hi - lo });
     }
     sums.sort_by(|a, b| a.0.cmp(&b.0));
