@@ -275,12 +275,8 @@ fn safetensors(header: &str, data: usize) -> Vec<u8> {
 #[test]
 fn gguf_and_safetensors_headers_stay_within_four_times_the_header_plus_64_mib() {
     use tensorpeek::error::Code::*;
-    let mut lines = Vec::new();
-    let mut over = Vec::new();
-    let mut run = |r: Result<String, String>| match r {
-        Ok(l) => lines.push(l),
-        Err(e) => over.push(e),
-    };
+    let (mut lines, mut over) = (Vec::new(), Vec::new());
+    let mut run = |r| record(r, &mut lines, &mut over);
 
     // Issue 12: 4,194,304 distinct token type ids (was ~2 GB of RSS).
     let n = 4_194_304u32;
@@ -341,12 +337,8 @@ fn gguf_and_safetensors_headers_stay_within_four_times_the_header_plus_64_mib() 
 #[test]
 fn large_safetensors_headers_stay_within_the_bound() {
     use tensorpeek::error::Code::*;
-    let mut lines = Vec::new();
-    let mut over = Vec::new();
-    let mut run = |r: Result<String, String>| match r {
-        Ok(l) => lines.push(l),
-        Err(e) => over.push(e),
-    };
+    let (mut lines, mut over) = (Vec::new(), Vec::new());
+    let mut run = |r| record(r, &mut lines, &mut over);
     // safetensors: 300,000 tiny tensors, each with an unknown field and the wrong size.
     let mut h = String::from("{");
     for i in 0..300_000 {
@@ -385,12 +377,8 @@ fn large_safetensors_headers_stay_within_the_bound() {
 #[test]
 fn torch_zips_stay_within_the_bound() {
     use tensorpeek::error::Code::*;
-    let mut lines = Vec::new();
-    let mut over = Vec::new();
-    let mut run = |r: Result<String, String>| match r {
-        Ok(l) => lines.push(l),
-        Err(e) => over.push(e),
-    };
+    let (mut lines, mut over) = (Vec::new(), Vec::new());
+    let mut run = |r| record(r, &mut lines, &mut over);
     // A real-shaped torch checkpoint: data.pkl of 100,000 tensors laid out as torch.save
     // writes a state dict (its storages absent: a finding each, capped).
     let pkl = state_dict::state_dict_pickle(100_000);
@@ -468,12 +456,8 @@ fn torch_zips_stay_within_the_bound() {
 #[test]
 fn pickles_stay_within_the_bound() {
     use tensorpeek::error::Code::*;
-    let mut lines = Vec::new();
-    let mut over = Vec::new();
-    let mut run = |r: Result<String, String>| match r {
-        Ok(l) => lines.push(l),
-        Err(e) => over.push(e),
-    };
+    let (mut lines, mut over) = (Vec::new(), Vec::new());
+    let mut run = |r| record(r, &mut lines, &mut over);
     // Pickle-based files (read whole: the pickle is the header). The shapes of stream that
     // make one value, one import, one memo entry or one finding per few bytes.
     let p = repeated(b"\x80\x02(", b"K\x01", 2_000_000, b"l.");
@@ -587,6 +571,14 @@ fn checkpoint_merges_stay_within_the_bound() {
     assert!(m.architecture.is_some());
 
     finish(&lines, &over);
+}
+
+/// One case's line kept, or its failure.
+fn record(r: Result<String, String>, lines: &mut Vec<String>, over: &mut Vec<String>) {
+    match r {
+        Ok(l) => lines.push(l),
+        Err(e) => over.push(e),
+    }
 }
 
 /// A group's figures printed, and its failures.
