@@ -186,7 +186,7 @@ async fn read_into_reuses_buffers_and_reads_exact_ranges() {
 
 /// An MoE audit's target reads: three stacked expert tensors read in turn, expert by expert,
 /// each slice right after that tensor's previous one — one stream per tensor, not one per
-/// read; a fifth run of reads closes the least recently used stream, and every read still
+/// read; one run more than `MAX_CURSORS` closes the least recently used stream, and every read still
 /// gives its exact bytes.
 #[wasm_bindgen_test]
 async fn interleaved_sequential_reads_keep_a_stream_each() {
@@ -205,7 +205,7 @@ async fn interleaved_sequential_reads_keep_a_stream_each() {
     assert_eq!(src.streams_opened(), 3, "a stream per stacked tensor");
     // More runs than MAX_CURSORS, more than MAX_SKIP_BYTES apart, in turn: the least
     // recently used stream is closed each time (so every read opens one), the bytes stay exact.
-    let big: Vec<u8> = (0..8_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let big: Vec<u8> = (0..(MAX_CURSORS as u32 + 2) * 1_500_000).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     let src = BlobSource::new(blob_of(&big));
     let bases: Vec<u64> = (0..MAX_CURSORS as u64 + 1).map(|i| 10_000 + i * 1_500_000).collect();
     for round in 0..3u64 {
@@ -216,6 +216,35 @@ async fn interleaved_sequential_reads_keep_a_stream_each() {
         }
     }
     assert_eq!(src.streams_opened(), 3 * bases.len() as u64, "the least recently used closed for each new one");
+}
+
+/// A source that reads ahead (the audit's) gives the same exact bytes as one that does not:
+/// sequential reads, shorter reads after a longer one (the read ahead's bytes held and
+/// handed out over several reads), a gap inside and past what was read ahead, reads behind,
+/// interleaved runs, the file's last bytes; and it did read ahead, keeping its streams.
+#[wasm_bindgen_test]
+async fn read_ahead_gives_the_same_bytes() {
+    let big: Vec<u8> = (0..6_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+    let plain = BlobSource::new(blob_of(&big));
+    let ahead = BlobSource::with_read_ahead(blob_of(&big));
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut ranges = vec![(0u64, 100_000u64), (100_000, 10), (100_010, 5_000), (105_100, 90_000), (195_100, 400_000), (700_000, 1), (50, 7)];
+    for e in 0..6u64 {
+        for base in [1_000_000u64, 2_500_000, 4_000_000] {
+            ranges.push((base + e * 30_000, 30_000));
+        }
+    }
+    ranges.extend([(5_999_000, 1_000), (5_000_000, 999_990), (5_999_990, 10)]);
+    for (start, len) in ranges {
+        plain.read_into(start, len, &mut a).await.unwrap();
+        ahead.read_into(start, len, &mut b).await.unwrap();
+        assert_eq!(b, big[start as usize..(start + len) as usize].to_vec(), "{start}+{len}");
+        assert_eq!(a, b, "{start}+{len}");
+    }
+    assert_eq!(plain.reads_ahead(), 0);
+    assert!(ahead.reads_ahead() >= 20, "{} reads ahead", ahead.reads_ahead());
+    assert_eq!(ahead.streams_opened(), plain.streams_opened(), "the same streams");
+    assert!(ahead.read_into(5_999_995, 10, &mut b).await.is_err(), "past the end");
 }
 
 /// The audit loop over Blobs: the fixture checkpoint against its converted GGUF (both made

@@ -29,7 +29,7 @@ async fn inputs(files: &JsValue, names: &[String]) -> Result<Vec<SetInput<PageSo
     for (name, f) in names.iter().zip(array.iter()) {
         let src = match f.as_string() {
             Some(url) => PageSource::Http(HttpSource::open(&url, Rc::new(FetchCount::default())).await.map_err(|e| format!("{name}: {e}"))?),
-            None => PageSource::Blob(Rc::new(BlobSource::new(f.dyn_into().map_err(|_| format!("{name} is not a file"))?))),
+            None => PageSource::Blob(Rc::new(BlobSource::with_read_ahead(f.dyn_into().map_err(|_| format!("{name} is not a file"))?))),
         };
         out.push(SetInput { name: name.clone(), src, explain: true });
     }
