@@ -70,12 +70,12 @@ impl BlobSource {
     }
 
     /// A source whose streams read ahead: when [`ByteSource::read_into`] ends, its stream's
-    /// next read (as long as the one just done) starts at once, so the browser reads the
+    /// next [`READ_AHEAD_DEPTH`] reads (each as long as the one just done) start at once, so the browser reads the
     /// file on while the caller compares, or reads another file. For the conversion audit,
     /// which reads both sides' tensors in turn: Chromium reads a cold file faster with two
     /// reads in flight than with one (measured in a worker on the sparse 61 GB GGUF, 2 GiB
-    /// each: 0.39–0.45 GB/s one stream, 0.73 GB/s two at once). At most one read ahead per
-    /// open stream ([`MAX_CURSORS`]), so at most that many chunks read that no one asks for.
+    /// each: 0.39–0.45 GB/s one stream, 0.73 GB/s two at once). At most [`READ_AHEAD_DEPTH`] reads
+    /// ahead per open stream ([`MAX_CURSORS`]): at most that many chunks read that no one asks for.
     pub fn with_read_ahead(blob: web_sys::Blob) -> Self {
         BlobSource { read_ahead: true, ..BlobSource::new(blob) }
     }
