@@ -226,8 +226,7 @@ impl ByteSource for BlobSource {
                 if self.read_ahead && cursor.held.is_none() && end < self.len() {
                     let ahead = u32::try_from((self.len() - end).min(u64::from(want))).unwrap_or(want);
                     while cursor.pending.len() < READ_AHEAD_DEPTH {
-                        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(&self.take_buffer(ahead), 0, ahead);
-                        cursor.pending.push_back(JsFuture::from(cursor.reader.read_with_array_buffer_view(&view)));
+                        cursor.pending.push_back(self.start_read(&cursor.reader, ahead));
                         self.ahead.set(self.ahead.get().saturating_add(1));
                     }
                 }
@@ -243,6 +242,12 @@ impl ByteSource for BlobSource {
 }
 
 impl BlobSource {
+    /// Starts a BYOB read of up to `len` bytes into a spare JS buffer.
+    fn start_read(&self, reader: &web_sys::ReadableStreamByobReader, len: u32) -> JsFuture {
+        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(&self.take_buffer(len), 0, len);
+        JsFuture::from(reader.read_with_array_buffer_view(&view))
+    }
+
     /// Fills `dst` from a cursor: the bytes it holds first, then its pending read's, then
     /// reads of at most `want` bytes into a spare JS buffer (which each BYOB read transfers
     /// and hands back as a new `ArrayBuffer` over the same memory, kept for the next read).
@@ -254,19 +259,14 @@ impl BlobSource {
                     Some(f) => f,
                     None => {
                         let room = u32::try_from(dst.len() - filled).unwrap_or(u32::MAX).min(want);
-                        let view = js_sys::Uint8Array::new_with_byte_offset_and_length(&self.take_buffer(room), 0, room);
-                        JsFuture::from(cursor.reader.read_with_array_buffer_view(&view))
+                        self.start_read(&cursor.reader, room)
                     }
                 };
                 let r = fut.await.map_err(|e| js_err("the read failed", e))?;
-                let done = js_sys::Reflect::get(&r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
-                let value: Option<js_sys::Uint8Array> = js_sys::Reflect::get(&r, &JsValue::from_str("value")).ok().and_then(|v| v.dyn_into().ok());
-                let Some(value) = value else { break };
-                if done == Some(true) || value.length() == 0 {
-                    self.give_buffer(value.buffer());
-                    break;
+                match byob_value(&r) {
+                    Some(value) if value.length() > 0 => cursor.held = Some((value, 0)),
+                    _ => break,
                 }
-                cursor.held = Some((value, 0));
             }
             let Some((value, used)) = cursor.held.take() else { break };
             let avail = value.length().saturating_sub(used);
@@ -285,6 +285,15 @@ impl BlobSource {
         }
         Ok(())
     }
+}
+
+/// A finished BYOB read's bytes (`{done, value}`), or `None` at the end of the stream.
+fn byob_value(r: &JsValue) -> Option<js_sys::Uint8Array> {
+    let done = js_sys::Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
+    if done == Some(true) {
+        return None;
+    }
+    js_sys::Reflect::get(r, &JsValue::from_str("value")).ok()?.dyn_into().ok()
 }
 
 /// Chunk buffers not in use. A buffer is taken for each read and given back once its bytes
@@ -436,11 +445,7 @@ impl<T: Tee> BlobChunks<T> {
         if !byob {
             return r.is_instance_of::<js_sys::ArrayBuffer>().then(|| js_sys::Uint8Array::new(r));
         }
-        let done = js_sys::Reflect::get(r, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
-        if done == Some(true) {
-            return None;
-        }
-        js_sys::Reflect::get(r, &JsValue::from_str("value")).ok()?.dyn_into().ok()
+        byob_value(r)
     }
 }
 

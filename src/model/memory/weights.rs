@@ -238,7 +238,6 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
         }
     };
     let has_output = tensors.iter().any(|t| t.name == "output.weight");
-    let no_overrides = s.overrides.is_empty() && s.n_cpu_moe == 0;
     // Tensors made once per distinct buffer type of the layers (TENSOR_DUPLICATED).
     let mut rope_bufts: Vec<Buft> = Vec::new();
     for t in tensors {
@@ -250,9 +249,7 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layer
             Slot::Block(i) => Some(i),
             _ => None,
         };
-        // Without `-ot` or `--n-cpu-moe` no name is matched (the common case, at every
-        // projection of every tensor).
-        let device = match if no_overrides { None } else { overridden(&t.name, s, il) } {
+        let device = match overridden(&t.name, s, il) {
             Some(d) => d,
             None => match sl {
                 Slot::Input => None,
