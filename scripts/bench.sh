@@ -24,6 +24,8 @@ python3 tests/make_sparse_gguf_moe.py tests/e2e/out/moe-100k.sparse.gguf --layer
 python3 tests/make_sparse_gguf_moe.py tests/e2e/out/qwen3moe-30b.sparse.gguf
 target/bench-native/tensorpeek fit tests/e2e/out/moe-100k.sparse.gguf --gpu 24GiB --bench 50
 target/bench-native/tensorpeek fit tests/e2e/out/qwen3moe-30b.sparse.gguf --gpu 24GiB --bench 50
+# The page: every slider move recomputed on the 101,013-tensor model, no UI-thread task over 50 ms.
+node tests/e2e/bench_fit.mjs
 # The same on an RPC device, where the compute buffers come from the scheduler and ggml-alloc
 # simulated over the reserved graph (8,208 nodes for the 130 blocks): also <= 5 ms.
 target/bench-native/tensorpeek fit tests/e2e/out/moe-100k.sparse.gguf --gpu 24GiB --backend rpc --bench 50

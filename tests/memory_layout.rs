@@ -112,3 +112,50 @@ fn peak_layouts_match_ggml_alloc() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 14, "only {compared} buffers compared");
 }
+
+/// The weight pass adds up groups of alike tensors when no `-ot` is given and matches every
+/// tensor's name when one is: on every committed GGUF fixture, for placements over one and two
+/// devices of either backend, mmap on and off and `-ncmoe`, the two give the same buffers (an
+/// `-ot` whose pattern finds no tensor sends the pass down the per-tensor path).
+#[test]
+fn grouped_weight_pass_equals_the_per_tensor_one() {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["tests/fixtures/families/gguf", "tests/fixtures/memory/extra", "tests/fixtures/audit/gguf"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "gguf") {
+                files.push(p);
+            }
+        }
+    }
+    files.push(root().join("tests/fixtures/stories260K.gguf"));
+    files.sort();
+    let mut compared = 0;
+    let mut distinct = std::collections::BTreeSet::new();
+    for path in &files {
+        let g = header(path);
+        let Some((desc, tensors)) = memory::from_gguf_files(&[&g]) else { continue };
+        let n = desc.n_layer_all() as i64 + 1;
+        for backend in ["cuda", "rpc"] {
+            for gpus in [0usize, 1, 2] {
+                for ngl in [None, Some(0), Some(n / 2), Some(n - 1)] {
+                    for no_mmap in [false, true] {
+                        for n_cpu_moe in [0, 1] {
+                            let mut f = Flags { backend: backend.to_string(), n_gpu_layers: ngl, no_mmap, n_cpu_moe, ..Flags::default() };
+                            f.gpu = vec!["20GiB".to_string(); gpus];
+                            let s = f.settings().unwrap();
+                            let grouped = memory::weight_buffers(&desc, &tensors, &s);
+                            f.override_tensor = vec!["^no tensor is named this$=CPU".to_string()];
+                            let each = memory::weight_buffers(&desc, &tensors, &f.settings().unwrap());
+                            assert_eq!(grouped, each, "{} {backend} {gpus} GPUs -ngl {ngl:?} no_mmap {no_mmap} -ncmoe {n_cpu_moe}", path.display());
+                            distinct.insert(format!("{grouped:?}"));
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared >= 40 * 96, "only {compared} placements compared over {} files", files.len());
+    assert!(distinct.len() > 500, "only {} distinct weight layouts", distinct.len());
+}

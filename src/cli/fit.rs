@@ -286,7 +286,7 @@ fn print_plan(desc: &Description, p: &Plan, largest: Option<u64>) {
 
 /// The time of one projection and of one chart's worth (24 contexts up to the training
 /// context), medians of `n` runs each, beside issue 22's 5 ms target.
-fn bench(desc: &Description, tensors: &[memory::PlacedTensor], s: &Settings, n: usize) -> ExitCode {
+fn bench(desc: &Description, tensors: &memory::ModelTensors, s: &Settings, n: usize) -> ExitCode {
     use std::time::Instant;
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);

@@ -2,7 +2,7 @@
 //! fitting (`common_fit_params`, `common/fit.cpp`).
 
 use super::weights::FFN_EXPS_REGEX;
-use super::{plan, NoPlan, Override, PlacedTensor, Plan, Settings};
+use super::{plan, NoPlan, Override, ModelTensors, Plan, Settings};
 use serde::Serialize;
 use crate::model::description::Description;
 
@@ -22,7 +22,7 @@ pub fn fits(p: &Plan, margins: &[u64]) -> bool {
 
 /// The largest context (a multiple of 256, at most the training context) whose plan fits the
 /// devices with every layer offloaded; `None` when not even 256 tokens fit.
-pub fn largest_context(desc: &Description, tensors: &[PlacedTensor], s: &Settings, margins: &[u64]) -> Result<Option<u64>, NoPlan> {
+pub fn largest_context(desc: &Description, tensors: &ModelTensors, s: &Settings, margins: &[u64]) -> Result<Option<u64>, NoPlan> {
     let top = desc.n_ctx_train.max(256) / 256;
     let weights = super::weight_buffers(desc, tensors, s);
     let at = |k: u64| -> Result<bool, NoPlan> {
@@ -91,7 +91,7 @@ fn overflow_pattern(il: u64, f: Fraction) -> String {
 
 struct Fitter<'a> {
     desc: &'a Description,
-    tensors: &'a [PlacedTensor],
+    tensors: &'a ModelTensors,
     base: Settings,
     /// n_layer() + 1: the blocks the main model runs and the output layer.
     layers: u64,
@@ -170,7 +170,7 @@ fn false_position_step(delta: u64, to_target: i64, to_high: i64) -> u64 {
 /// fitting gave up, as llama.cpp says it.
 pub fn fit_params(
     desc: &Description,
-    tensors: &[PlacedTensor],
+    tensors: &ModelTensors,
     s: &Settings,
     margins: &[u64],
     n_ctx_min: u64,

@@ -5,7 +5,7 @@
 
 use super::fit::{self, Fitted};
 use super::weights::FFN_EXPS_REGEX;
-use super::{Backend, CacheType, Device, FlashAttn, NoPlan, Override, PlacedTensor, Plan, Repack, Settings, MAX_DEVICES, MAX_OVERRIDES};
+use super::{Backend, CacheType, Device, FlashAttn, NoPlan, Override, ModelTensors, Plan, Repack, Settings, MAX_DEVICES, MAX_OVERRIDES};
 use crate::model::description::Description;
 use serde::Deserialize;
 
@@ -307,7 +307,7 @@ impl Projection {
 
 /// The projection of `tensorpeek fit` (and the library's `fit`) for settings `s` made from
 /// `flags`.
-pub fn project(desc: &Description, tensors: &[PlacedTensor], s: &Settings, flags: &Flags) -> Result<Projection, NoPlan> {
+pub fn project(desc: &Description, tensors: &ModelTensors, s: &Settings, flags: &Flags) -> Result<Projection, NoPlan> {
     let plan = super::plan(desc, tensors, s)?;
     let margins = flags.margins(s.devices.len());
     let fitted = flags

@@ -187,6 +187,34 @@ pub struct PlacedTensor {
     pub offset: u64,
 }
 
+/// Every tensor of a model as the planner takes it: the list, and what the weight pass needs of
+/// each worked out once ([`weights::Index`]: each name's layer, whether it is an expert, its
+/// padded sizes; alike tensors summed into groups), so that a projection adds up a few hundred
+/// groups instead of reading 100,000 names.
+#[derive(Clone, Debug)]
+pub struct ModelTensors {
+    list: Vec<PlacedTensor>,
+    index: weights::Index,
+}
+
+impl ModelTensors {
+    /// The index is made for `desc` (its layer count, which blocks llama.cpp skips): plan
+    /// with the same description.
+    pub fn new(desc: &Description, list: Vec<PlacedTensor>) -> ModelTensors {
+        let index = weights::Index::new(desc, &list);
+        ModelTensors { list, index }
+    }
+    pub fn list(&self) -> &[PlacedTensor] {
+        &self.list
+    }
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
 /// What a buffer holds (`common_memory_breakdown_print`'s columns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -294,15 +322,15 @@ pub fn device_label(d: Option<usize>) -> String {
 }
 
 /// Projects the memory llama.cpp would allocate for this model with these settings.
-pub fn plan(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Result<Plan, NoPlan> {
+pub fn plan(desc: &Description, tensors: &ModelTensors, s: &Settings) -> Result<Plan, NoPlan> {
     plan_with(desc, &weight_buffers(desc, tensors, s), s)
 }
 
 /// The weight buffers alone: they depend on the placement settings (`-ngl`, `-ts`, `-ot`,
 /// `--n-cpu-moe`, mmap, the devices), not on the context or the cache, so a chart over
 /// contexts computes them once ([`plan_with`]).
-pub fn weight_buffers(desc: &Description, tensors: &[PlacedTensor], s: &Settings) -> Vec<Buffer> {
-    weights::weights(desc, tensors, s, &weights::layer_devices(desc, s))
+pub fn weight_buffers(desc: &Description, tensors: &ModelTensors, s: &Settings) -> Vec<Buffer> {
+    weights::weights(desc, &tensors.list, &tensors.index, s, &weights::layer_devices(desc, s))
 }
 
 /// [`plan`] with the weight buffers already made by [`weight_buffers`] for the same
@@ -376,7 +404,7 @@ mod tests;
 /// The description (from the first part) and every tensor's placement, for a GGUF model
 /// given as one file or all the parts of a split model (in `split.no` order; parts without
 /// that key in the order given).
-pub fn from_gguf_files(parts: &[&crate::formats::gguf::GgufFile]) -> Option<(Description, Vec<PlacedTensor>)> {
+pub fn from_gguf_files(parts: &[&crate::formats::gguf::GgufFile]) -> Option<(Description, ModelTensors)> {
     let mut parts: Vec<&crate::formats::gguf::GgufFile> = parts.to_vec();
     parts.sort_by_key(|g| g.kv("split.no").and_then(crate::formats::gguf::Value::as_u64).unwrap_or(0));
     let desc = parts.iter().find_map(|g| Description::from_gguf(g))?;
@@ -389,5 +417,6 @@ pub fn from_gguf_files(parts: &[&crate::formats::gguf::GgufFile]) -> Option<(Des
             tensors.push(PlacedTensor { name: t.name.clone(), ggml_type, ne, bytes, file, offset });
         }
     }
+    let tensors = ModelTensors::new(&desc, tensors);
     Some((desc, tensors))
 }

@@ -44,7 +44,7 @@ pub fn layer_devices(desc: &Description, s: &Settings) -> Vec<Option<usize>> {
 }
 
 /// Where a tensor belongs (`llm_tensor_info`'s layer).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Slot {
     Input,
     Output,
@@ -80,17 +80,108 @@ fn slot(name: &str, n_layer_all: u64) -> Slot {
     }
 }
 
-/// Whether the CPU backend repacks this weight (`ggml_repack_get_optimal_repack_type`,
-/// and MUL_MAT on 2-D / MUL_MAT_ID on 3-D weights).
-fn repacks(t: &PlacedTensor, repack: Repack, input: bool) -> bool {
-    if repack == Repack::None || input {
-        return false;
-    }
+/// Whether the CPU backend repacks this weight when it repacks at all and the tensor is not an
+/// input one (`ggml_repack_get_optimal_repack_type` on AVX2, and MUL_MAT on 2-D / MUL_MAT_ID
+/// on 3-D weights).
+fn repackable(t: &PlacedTensor) -> bool {
     let Some(ty) = GgmlType::from_id(t.ggml_type) else { return false };
     let dims = t.ne.iter().rposition(|d| *d != 1).map_or(1, |i| i + 1);
     let matmul = dims == 2 || (dims == 3 && t.name.contains("_exps"));
     let ne1 = t.ne.get(1).copied().unwrap_or(1);
     matmul && matches!(ty.name, "Q4_0" | "Q4_K" | "IQ4_NL" | "MXFP4") && ne1 % 8 == 0
+}
+
+/// What the weight pass needs of one tensor, worked out once from its name, type and dims.
+#[derive(Clone, Copy, Debug)]
+struct Info {
+    slot: Slot,
+    /// `FFN_EXPS_REGEX` finds its name (`--n-cpu-moe` keeps it on the CPU).
+    expert: bool,
+    /// The CPU backend repacks it when it repacks at all ([`repacks`]), input tensors aside.
+    repackable: bool,
+    /// A tensor handled on its own: `rope_freqs` (made per buffer type) or `token_embd.weight`
+    /// (maybe tied to the output).
+    special: bool,
+    /// Not allocated ([`is_skipped`]).
+    skipped: bool,
+    /// Its allocation, padded, per [`SizeOn`].
+    size: [u64; 3],
+}
+
+/// Which of a tensor's padded sizes a buffer type takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SizeOn {
+    Cpu = 0,
+    Cuda = 1,
+    Rpc = 2,
+}
+
+/// Tensors alike in everything the placement looks at (layer, expert, repackable, file):
+/// their sizes summed and their span in the file.
+#[derive(Clone, Debug)]
+struct Group {
+    slot: Slot,
+    expert: bool,
+    repackable: bool,
+    file: usize,
+    size: [u64; 3],
+    lo: u64,
+    hi: u64,
+}
+
+/// The weight pass's view of a model's tensors, made once ([`super::ModelTensors`]): per tensor
+/// its [`Info`], and the [`Group`]s a projection without `-ot` adds up instead of the tensors
+/// (a 101,013-tensor model has 520 groups).
+#[derive(Clone, Debug, Default)]
+pub struct Index {
+    info: Vec<Info>,
+    groups: Vec<Group>,
+    specials: Vec<usize>,
+    has_output: bool,
+}
+
+impl Index {
+    pub fn new(desc: &Description, tensors: &[PlacedTensor]) -> Index {
+        let n_layer_all = desc.n_layer_all();
+        let mut info = Vec::with_capacity(tensors.len());
+        let mut specials = Vec::new();
+        // Group keys are few (a handful per block): a map from key to the group's index.
+        let mut by_key: std::collections::HashMap<(Slot, bool, bool, usize), usize> = std::collections::HashMap::new();
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, t) in tensors.iter().enumerate() {
+            let slot = slot(&t.name, n_layer_all);
+            let x = Info {
+                slot,
+                expert: is_expert(&t.name),
+                repackable: repackable(t),
+                special: t.name.starts_with("rope_freqs") || t.name == "token_embd.weight",
+                skipped: is_skipped(desc, &t.name, slot),
+                size: [alloc_size_on(t, SizeOn::Cpu), alloc_size_on(t, SizeOn::Cuda), alloc_size_on(t, SizeOn::Rpc)],
+            };
+            info.push(x);
+            if x.skipped {
+                continue;
+            }
+            if x.special {
+                specials.push(i);
+                continue;
+            }
+            let end = t.offset.saturating_add(t.bytes);
+            let g = *by_key.entry((slot, x.expert, x.repackable, t.file)).or_insert_with(|| {
+                groups.push(Group { slot, expert: x.expert, repackable: x.repackable, file: t.file, size: [0; 3], lo: t.offset, hi: end });
+                groups.len() - 1
+            });
+            if let Some(g) = groups.get_mut(g) {
+                for (a, b) in g.size.iter_mut().zip(x.size) {
+                    *a = a.saturating_add(b);
+                }
+                g.lo = g.lo.min(t.offset);
+                g.hi = g.hi.max(end);
+            }
+        }
+        let has_output = tensors.iter().any(|t| t.name == "output.weight");
+        Index { info, groups, specials, has_output }
+    }
 }
 
 /// A buffer type a tensor may land in.
@@ -116,28 +207,26 @@ fn buft_name(b: &Buft, s: &Settings, mapped: bool) -> String {
 
 /// The buffer type for a tensor on the CPU: the CPU list's first that takes it
 /// (`make_cpu_buft_list`: the first GPU's host type, the CPU extras, the CPU).
-fn cpu_buft(t: &PlacedTensor, s: &Settings, input: bool) -> Buft {
+fn cpu_buft(repackable: bool, s: &Settings, input: bool) -> Buft {
     let cuda_host = s.devices.first().is_some_and(|d| d.backend == Backend::Cuda);
     if cuda_host {
         // With mmap the host type is replaced by the plain CPU one (and never repacked).
         return if s.mmap { Buft::Cpu } else { Buft::Host };
     }
-    if repacks(t, s.repack, input) {
+    if s.repack != Repack::None && !input && repackable {
         Buft::CpuRepack
     } else {
         Buft::Cpu
     }
 }
 
-/// `ggml_backend_buft_get_alloc_size` padded to the buffer type's alignment.
-fn alloc_size(t: &PlacedTensor, b: &Buft, s: &Settings) -> u64 {
-    let (align, cuda) = match b {
-        Buft::Gpu(i) => match s.devices.get(*i).map(|d| d.backend) {
-            Some(Backend::Cuda) => (Backend::Cuda.alignment(), true),
-            Some(k) => (k.alignment(), false),
-            None => (CPU_ALIGNMENT, false),
-        },
-        _ => (CPU_ALIGNMENT, false),
+/// `ggml_backend_buft_get_alloc_size` padded to the buffer type's alignment, for a buffer
+/// type of this kind.
+fn alloc_size_on(t: &PlacedTensor, on: SizeOn) -> u64 {
+    let (align, cuda) = match on {
+        SizeOn::Cuda => (Backend::Cuda.alignment(), true),
+        SizeOn::Rpc => (Backend::Rpc.alignment(), false),
+        SizeOn::Cpu => (CPU_ALIGNMENT, false),
     };
     let mut size = t.bytes;
     if cuda {
@@ -152,19 +241,31 @@ fn alloc_size(t: &PlacedTensor, b: &Buft, s: &Settings) -> u64 {
     pad(size, align)
 }
 
+/// Which padded size a buffer type takes.
+fn size_on(b: &Buft, s: &Settings) -> SizeOn {
+    match b {
+        Buft::Gpu(i) => match s.devices.get(*i).map(|d| d.backend) {
+            Some(Backend::Cuda) => SizeOn::Cuda,
+            Some(Backend::Rpc) => SizeOn::Rpc,
+            None => SizeOn::Cpu,
+        },
+        _ => SizeOn::Cpu,
+    }
+}
+
 /// The tensors-to-buffer step of every `-ot` (and `--n-cpu-moe`) override, in order.
 fn overridden(name: &str, s: &Settings, il: Option<u64>) -> Option<Option<usize>> {
-    for o in &s.overrides {
-        if o.regex.is_match(name) {
-            return Some(device_by_buft(&o.buft, s));
-        }
-    }
-    if let Some(il) = il {
-        if il < s.n_cpu_moe && is_expert(name) {
-            return Some(None);
-        }
-    }
-    None
+    ot_device(name, s).or_else(|| cpu_moe(s, il, is_expert(name)))
+}
+
+/// The first `-ot` override whose pattern finds `name`: its device.
+fn ot_device(name: &str, s: &Settings) -> Option<Option<usize>> {
+    s.overrides.iter().find(|o| o.regex.is_match(name)).map(|o| device_by_buft(&o.buft, s))
+}
+
+/// `--n-cpu-moe`'s override (after every `-ot`): the host, for an expert tensor of a layer below N.
+fn cpu_moe(s: &Settings, il: Option<u64>, expert: bool) -> Option<Option<usize>> {
+    (expert && il.is_some_and(|il| il < s.n_cpu_moe)).then_some(None)
 }
 
 /// Where each block's expert tensors are: the block's device unless an override (or
@@ -209,94 +310,119 @@ fn device_by_buft(buft: &str, s: &Settings) -> Option<usize> {
     s.devices.iter().position(|d| d.name == buft || d.name.split('[').next() == Some(buft))
 }
 
-/// Every weight buffer: per buffer type, the tensors' padded sizes; the CPU one mapped
-/// from the file (its span per file) when mmap is on.
-pub fn weights(desc: &Description, tensors: &[PlacedTensor], s: &Settings, layers: &[Option<usize>]) -> Vec<Buffer> {
-    let n_layer_all = desc.n_layer_all();
-    let output_device = layers.last().copied().flatten();
-    // Few buffer types: a short vector, searched linearly.
-    let mut sums: Vec<(Buft, u64)> = Vec::new();
-    // Mapped CPU tensors: per file (by its index among the parts), (min offset, max end).
-    let mut spans: Vec<Option<(u64, u64)>> = Vec::new();
-    let mut add = |t: &PlacedTensor, b: Buft, sums: &mut Vec<(Buft, u64)>| {
-        if b == Buft::Cpu && s.mmap {
-            let end = t.offset.saturating_add(t.bytes);
-            if spans.len() <= t.file {
-                spans.resize(t.file.saturating_add(1), None);
+/// The sums of a weight pass: per buffer type the padded sizes, and for the CPU buffer mapped
+/// from the files (mmap) each file's span.
+struct Sums<'a> {
+    s: &'a Settings,
+    /// Few buffer types: a short vector, searched linearly.
+    sums: Vec<(Buft, u64)>,
+    /// Mapped CPU tensors: per file (by its index among the parts), (min offset, max end).
+    spans: Vec<Option<(u64, u64)>>,
+}
+
+impl Sums<'_> {
+    fn add(&mut self, b: Buft, size: &[u64; 3], file: usize, lo: u64, hi: u64) {
+        if b == Buft::Cpu && self.s.mmap {
+            if self.spans.len() <= file {
+                self.spans.resize(file.saturating_add(1), None);
             }
-            if let Some(e) = spans.get_mut(t.file) {
-                let (lo, hi) = e.get_or_insert((t.offset, end));
-                *lo = (*lo).min(t.offset);
-                *hi = (*hi).max(end);
+            if let Some(e) = self.spans.get_mut(file) {
+                let (l, h) = e.get_or_insert((lo, hi));
+                *l = (*l).min(lo);
+                *h = (*h).max(hi);
             }
         } else {
-            let size = alloc_size(t, &b, s);
-            match sums.iter_mut().find(|(x, _)| *x == b) {
-                Some((_, n)) => *n += size,
-                None => sums.push((b, size)),
+            let n = size.get(size_on(&b, self.s) as usize).copied().unwrap_or(0);
+            match self.sums.iter_mut().find(|(x, _)| *x == b) {
+                Some((_, x)) => *x = x.saturating_add(n),
+                None => self.sums.push((b, n)),
             }
         }
+    }
+}
+
+/// The device of a tensor in `slot` that no `-ot` override moved.
+fn slot_device(sl: Slot, layers: &[Option<usize>]) -> Option<usize> {
+    match sl {
+        Slot::Input => None,
+        Slot::Output => layers.last().copied().flatten(),
+        Slot::Block(i) => layers.get(i as usize).copied().flatten(),
+    }
+}
+
+fn block_of(sl: Slot) -> Option<u64> {
+    match sl {
+        Slot::Block(i) => Some(i),
+        _ => None,
+    }
+}
+
+/// Every weight buffer: per buffer type, the tensors' padded sizes; the CPU one mapped
+/// from the file (its span per file) when mmap is on. Without `-ot` overrides the index's
+/// groups are added up; with them every tensor's name is matched, as llama.cpp does.
+pub fn weights(desc: &Description, tensors: &[PlacedTensor], index: &Index, s: &Settings, layers: &[Option<usize>]) -> Vec<Buffer> {
+    let mut sums = Sums { s, sums: Vec::new(), spans: Vec::new() };
+    let gpu_or_cpu = |d: Option<usize>, repackable: bool, input: bool| match d {
+        Some(d) => Buft::Gpu(d),
+        None => cpu_buft(repackable, s, input),
     };
-    let has_output = tensors.iter().any(|t| t.name == "output.weight");
+    let one = |t: &PlacedTensor, x: &Info, sums: &mut Sums| {
+        let device = ot_device(&t.name, s).or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
+        let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
+        let end = t.offset.saturating_add(t.bytes);
+        sums.add(b, &x.size, t.file, t.offset, end);
+    };
+    if s.overrides.is_empty() {
+        for g in &index.groups {
+            let device = cpu_moe(s, block_of(g.slot), g.expert).unwrap_or_else(|| slot_device(g.slot, layers));
+            let b = gpu_or_cpu(device, g.repackable, g.slot == Slot::Input);
+            sums.add(b, &g.size, g.file, g.lo, g.hi);
+        }
+    } else {
+        for (t, x) in tensors.iter().zip(&index.info) {
+            if !x.skipped && !x.special {
+                one(t, x, &mut sums);
+            }
+        }
+    }
+    let output_device = layers.last().copied().flatten();
     // Tensors made once per distinct buffer type of the layers (TENSOR_DUPLICATED).
     let mut rope_bufts: Vec<Buft> = Vec::new();
-    for t in tensors {
-        let sl = slot(&t.name, n_layer_all);
-        if is_skipped(desc, &t.name, sl) {
-            continue;
-        }
-        let il = match sl {
-            Slot::Block(i) => Some(i),
-            _ => None,
-        };
-        let device = match overridden(&t.name, s, il) {
-            Some(d) => d,
-            None => match sl {
-                Slot::Input => None,
-                Slot::Output => output_device,
-                Slot::Block(i) => layers.get(i as usize).copied().flatten(),
-            },
-        };
-        let input = sl == Slot::Input;
-        let b = match device {
-            Some(d) => Buft::Gpu(d),
-            None => cpu_buft(t, s, input),
-        };
+    for i in &index.specials {
+        let (Some(t), Some(x)) = (tensors.get(*i), index.info.get(*i)) else { continue };
+        let end = t.offset.saturating_add(t.bytes);
         if t.name.starts_with("rope_freqs") {
             // Made for layer 0, then again for every layer whose buffer type differs.
-            for l in 0..n_layer_all as usize {
-                let bl = match layers.get(l).copied().flatten() {
-                    Some(d) => Buft::Gpu(d),
-                    None => cpu_buft(t, s, false),
-                };
+            for l in 0..desc.n_layer_all() as usize {
+                let bl = gpu_or_cpu(layers.get(l).copied().flatten(), x.repackable, false);
                 if !rope_bufts.contains(&bl) {
                     rope_bufts.push(bl.clone());
-                    add(t, bl, &mut sums);
+                    sums.add(bl, &x.size, t.file, t.offset, end);
                 }
             }
             continue;
         }
-        let tied = t.name == "token_embd.weight" && !has_output && ties_output(desc);
-        let b2 = if tied { Some(b.clone()) } else { None };
-        add(t, b, &mut sums);
-        if let Some(b) = b2 {
+        // token_embd.weight.
+        let device = overridden(&t.name, s, block_of(x.slot)).unwrap_or_else(|| slot_device(x.slot, layers));
+        let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
+        let tied = !index.has_output && ties_output(desc);
+        if tied {
             // The output is token_embd again (TENSOR_DUPLICATED), on the output layer's
             // buffer type; one copy when that is the same one.
-            let ob = match output_device {
-                Some(d) => Buft::Gpu(d),
-                None => cpu_buft(t, s, false),
-            };
+            let ob = gpu_or_cpu(output_device, x.repackable, false);
             if ob != b || OUTPUT_BEFORE_EMBD.contains(&desc.arch.as_str()) {
-                add(t, ob, &mut sums);
+                sums.add(ob, &x.size, t.file, t.offset, end);
             }
         }
+        sums.add(b, &x.size, t.file, t.offset, end);
     }
+    let Sums { sums: mut by_buft, spans, .. } = sums;
     let mut out = Vec::new();
     for (lo, hi) in spans.into_iter().flatten() {
         out.push(Buffer { device: device_label(None), buft: "CPU_Mapped".to_string(), kind: Kind::Model, bytes: hi - lo });
     }
-    sums.sort_by(|a, b| a.0.cmp(&b.0));
-    for (b, bytes) in sums {
+    by_buft.sort_by(|a, b| a.0.cmp(&b.0));
+    for (b, bytes) in by_buft {
         let device = match b {
             Buft::Gpu(i) => device_label(Some(i)),
             _ => device_label(None),

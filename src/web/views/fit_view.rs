@@ -20,7 +20,7 @@ use crate::formats::gguf::GgufFile;
 use crate::formats::Inspection;
 use crate::model::description::Description;
 use crate::model::memory::flags::{self as mflags, Flags};
-use crate::model::memory::{self, fit, CacheType, FlashAttn, Kind, PlacedTensor, Plan, Settings};
+use crate::model::memory::{self, fit, CacheType, FlashAttn, Kind, Plan, Settings};
 use crate::web::perf::now_ms;
 use crate::web::remote::FitLink;
 use crate::web::state::Shared;
@@ -307,7 +307,7 @@ fn build(i: &Inputs, train: u64) -> Result<Built, String> {
 /// A model to plan for: its description and its tensors' placement.
 struct Model {
     desc: Description,
-    tensors: Vec<PlacedTensor>,
+    tensors: memory::ModelTensors,
 }
 
 /// The plan for the settings and llama.cpp's fitting.
@@ -356,11 +356,13 @@ fn first_device(p: &Plan) -> Option<&memory::DeviceTotal> {
 fn sweep(m: &Model, b: &Built) -> Sweep {
     let t0 = now_ms();
     let mut s = b.s.clone();
+    // The weight buffers do not change with the context: made once for every point.
+    let weights = memory::weight_buffers(&m.desc, &m.tensors, &s);
     let points = chart_contexts(m.desc.n_ctx_train)
         .into_iter()
         .filter_map(|ctx| {
             s.n_ctx = ctx;
-            let p = memory::plan(&m.desc, &m.tensors, &s).ok()?;
+            let p = memory::plan_with(&m.desc, &weights, &s).ok()?;
             let d = first_device(&p)?;
             Some(Point { ctx, model: d.model, context: d.context, compute: d.compute })
         })
