@@ -27,8 +27,8 @@ integrations=$!
 npm_build=""
 trap 'kill "$integrations" $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
 
-# cargo-nextest (on every machine of our kind) runs the test binaries side by side, each
-# test in a process of its own: the long single-threaded ones (tests/memory_bounds.rs'
+# cargo-nextest (on every machine of our kind) runs the tests side by side, each in a
+# process of its own (the native integration tests are one binary, tests/main.rs): the long single-threaded ones (tests/memory_bounds.rs'
 # groups, the llama.cpp replays) no longer run one after another on one core. Without it,
 # `cargo test`.
 if cargo nextest --version >/dev/null 2>&1; then

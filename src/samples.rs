@@ -7,7 +7,7 @@
 //! them over, encoded once here and committed (`src/web/warm_view.postcard`), so that the
 //! app's wasm does not carry the parsers (the worker does the parsing): `tests/samples.rs`
 //! fails when that file no longer equals what the parsers make of the samples now, and
-//! `BLESS=1 cargo test --test samples` writes it anew.
+//! `BLESS=1 cargo test --test tests samples::` writes it anew.
 
 use crate::formats::Inspection;
 

@@ -3,6 +3,7 @@
 //! permutation's index math, the reconciliation adding up, the read loop's chunking,
 //! first-mismatch stop and cancel.
 
+#[path = "support/mod.rs"]
 mod support;
 
 use support::*;

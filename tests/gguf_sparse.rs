@@ -1,6 +1,6 @@
 //! The sparse ~6.4 GB Llama 3.2 3B-shaped GGUF (tests/make_sparse_gguf.py, PyPI `gguf`),
 //! inspected through the real file source. Ignored by default (needs python3 + gguf and
-//! ~10 s to write the header): `cargo test --release --test gguf_sparse -- --ignored --nocapture`.
+//! ~10 s to write the header): `cargo test --release --test tests gguf_sparse:: -- --ignored --nocapture`.
 //! Set TENSORPEEK_SPARSE_GGUF=PATH to reuse a file already written.
 
 use std::path::PathBuf;

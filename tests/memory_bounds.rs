@@ -8,7 +8,7 @@
 //!
 //! The counts are per thread: each `#[test]` runs its group of cases in turn on its own
 //! thread, and the groups run in parallel without counting each other's memory. The
-//! figures are printed (`cargo test --test memory_bounds -- --nocapture`).
+//! figures are printed (`cargo test --test tests memory_bounds:: -- --nocapture`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

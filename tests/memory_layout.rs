@@ -143,19 +143,32 @@ fn grouped_weight_pass_equals_the_per_tensor_one() {
                         for n_cpu_moe in [0, 1] {
                             let mut f = Flags { backend: backend.to_string(), n_gpu_layers: ngl, no_mmap, n_cpu_moe, ..Flags::default() };
                             f.gpu = vec!["20GiB".to_string(); gpus];
-                            let s = f.settings().unwrap();
-                            let grouped = memory::weight_buffers(&desc, &tensors, &s);
-                            f.override_tensor = vec!["^no tensor is named this$=CPU".to_string()];
-                            let each = memory::weight_buffers(&desc, &tensors, &f.settings().unwrap());
-                            assert_eq!(grouped, each, "{} {backend} {gpus} GPUs -ngl {ngl:?} no_mmap {no_mmap} -ncmoe {n_cpu_moe}", path.display());
-                            distinct.insert(format!("{grouped:?}"));
-                            compared += 1;
+                            // No -ot; patterns the block index narrows (`blk\.N\.`) and
+                            // ones it must not (a quantifier after the dot, an alternation
+                            // at the top, no block), to the host and to the second device.
+                            for ot in [
+                                "",
+                                r"blk\.0\.=CPU",
+                                r"blk\.1\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU,blk\.0\.ffn_down=GPU1",
+                                r"blk\.1\.*attn=CPU",
+                                r"blk\.2\.|output=CPU",
+                                r"attn_(q|k)=CPU,blk\.1\.=GPU1",
+                            ] {
+                                let ot = ot.replace("GPU1", if backend == "cuda" { "CUDA1" } else { "RPC1" });
+                                f.override_tensor = ot.split(',').filter(|o| !o.is_empty()).map(str::to_string).collect();
+                                let s = f.settings().unwrap();
+                                let grouped = memory::weight_buffers(&desc, &tensors, &s);
+                                let each = memory::weight_buffers_each(&desc, &tensors, &s);
+                                assert_eq!(grouped, each, "{} {backend} {gpus} GPUs -ngl {ngl:?} no_mmap {no_mmap} -ncmoe {n_cpu_moe} -ot {ot}", path.display());
+                                distinct.insert(format!("{grouped:?}"));
+                                compared += 1;
+                            }
                         }
                     }
                 }
             }
         }
     }
-    assert!(compared >= 40 * 96, "only {compared} placements compared over {} files", files.len());
+    assert!(compared >= 40 * 96 * 6, "only {compared} placements compared over {} files", files.len());
     assert!(distinct.len() > 500, "only {} distinct weight layouts", distinct.len());
 }

@@ -2,7 +2,7 @@
 //!
 //! `walk_rate_50mb` is the measurement (ignored by default: run it optimised): a 50 MB
 //! state dict, then the densest a walk lists whole (`MAX_TENSORS` tensors)
-//!     cargo test --profile bench-native --test pickle_walk_rate -- --ignored --nocapture
+//!     cargo test --profile bench-native --test tests pickle_walk_rate:: -- --ignored --nocapture
 //! `small_synthetic_pickle_walks` checks the generator and the walk on a small size.
 
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! The made-up files the page warms up with (`tensorpeek::samples`): they are sound, and the
 //! app's committed encoding of their inspections (`src/web/warm_view.postcard`, which the app
 //! decodes instead of carrying the parsers) is what the parsers make of them now.
-//! `BLESS=1 cargo test --test samples` writes that file anew after a change to the
+//! `BLESS=1 cargo test --test tests samples::` writes that file anew after a change to the
 //! inspection's types or the parsers.
 
 use tensorpeek::samples::{decode_view_inspections, encode_view_inspections, inspect, samples, worker_samples};
@@ -28,7 +28,7 @@ fn the_committed_view_inspections_are_current() {
     assert!(
         committed == now,
         "src/web/warm_view.postcard ({} bytes) is not what the parsers make of the samples now ({} bytes): \
-         run `BLESS=1 cargo test --test samples` and commit it",
+         run `BLESS=1 cargo test --test tests samples::` and commit it",
         committed.len(),
         now.len()
     );

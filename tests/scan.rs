@@ -1,7 +1,7 @@
 //! `tensorpeek scan`: verdicts against what the fixtures' writers meant (the pickle corpus's
 //! expected.json from pickletools, the GGUF templates' from gguf-py), exit codes under
 //! --fail-on, the folder walk, JSON lines, and the SARIF log validated against the SARIF
-//! 2.1.0 schema; docs/codes.md kept current (`BLESS=1 cargo test --test scan` rewrites it).
+//! 2.1.0 schema; docs/codes.md kept current (`BLESS=1 cargo test --test tests scan::` rewrites it).
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -278,7 +278,7 @@ fn inspect_judges_every_format_and_fails_a_dangerous_gguf() {
 fn codes_page() -> String {
     use tensorpeek::error::Code;
     let mut s = String::from(
-        "# Finding codes\n\nEvery finding tensorpeek reports has one of these codes (the JSON report's `code`, the SARIF\nlog's `ruleId`). Generated from `src/error/docs.rs` by `BLESS=1 cargo test --test scan`;\n`tests/scan.rs` checks that it is current.\n",
+        "# Finding codes\n\nEvery finding tensorpeek reports has one of these codes (the JSON report's `code`, the SARIF\nlog's `ruleId`). Generated from `src/error/docs.rs` by `BLESS=1 cargo test --test tests scan::`;\n`tests/scan.rs` checks that it is current.\n",
     );
     for c in Code::ALL {
         let d = c.doc();
@@ -298,7 +298,7 @@ fn docs_codes_page_is_current_and_every_code_is_documented_where_it_points() {
     if std::env::var_os("BLESS").is_some() {
         std::fs::write(&path, &now).unwrap();
     }
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), now, "docs/codes.md is stale: BLESS=1 cargo test --test scan");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), now, "docs/codes.md is stale: BLESS=1 cargo test --test tests scan::");
     for c in tensorpeek::error::Code::ALL {
         let d = c.doc();
         assert!(!d.short.is_empty() && !d.full.is_empty(), "{c}");

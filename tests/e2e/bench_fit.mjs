@@ -34,7 +34,8 @@ for (let r = 0; r < RUNS; r++) {
     new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration))).observe({ type: 'longtask', buffered: false });
   });
   const moves = [];
-  for (const c of [4096, 8192, 16384, 32768, 65536, 131072, 2048, 1024]) {
+  // The slider ends at the training context (40,960).
+  for (const c of [4096, 8192, 16384, 32768, 40960, 2048, 1024, 12288]) {
     const a = await page.evaluate(() => performance.now());
     await page.fill('[data-testid=fit-ctx-range]', String(c));
     await atContext(page, c);

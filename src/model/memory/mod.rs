@@ -82,6 +82,9 @@ pub struct Override {
     pub regex: regex_lite::Regex,
     /// `CPU`, or a device's name.
     pub buft: String,
+    /// For a pattern that can only find names with `blk.N.` in them, N
+    /// (`weights::block_literal`): the names without it are not tried.
+    block: Option<String>,
 }
 
 impl Override {
@@ -89,7 +92,13 @@ impl Override {
     pub fn parse(s: &str) -> Option<Override> {
         let (pattern, buft) = s.rsplit_once('=')?;
         let regex = regex_lite::Regex::new(pattern).ok()?;
-        Some(Override { pattern: pattern.to_string(), regex, buft: buft.to_string() })
+        let block = weights::block_literal(pattern).map(str::to_string);
+        Some(Override { pattern: pattern.to_string(), regex, buft: buft.to_string(), block })
+    }
+
+    /// Whether the pattern finds `name` (anywhere in it, as `std::regex_search`).
+    pub fn finds(&self, name: &str) -> bool {
+        self.block.as_ref().is_none_or(|n| weights::block_numbers(name).any(|b| b == n)) && self.regex.is_match(name)
     }
 }
 
@@ -330,7 +339,14 @@ pub fn plan(desc: &Description, tensors: &ModelTensors, s: &Settings) -> Result<
 /// `--n-cpu-moe`, mmap, the devices), not on the context or the cache, so a chart over
 /// contexts computes them once ([`plan_with`]).
 pub fn weight_buffers(desc: &Description, tensors: &ModelTensors, s: &Settings) -> Vec<Buffer> {
-    weights::weights(desc, &tensors.list, &tensors.index, s, &weights::layer_devices(desc, s))
+    weights::weights(desc, &tensors.list, &tensors.index, s, &weights::layer_devices(desc, s), false)
+}
+
+/// [`weight_buffers`] tensor by tensor, every name matched against every `-ot` pattern as
+/// llama.cpp does, without the index's groups or kept matches: what tests/memory_layout.rs
+/// checks the grouped pass against.
+pub fn weight_buffers_each(desc: &Description, tensors: &ModelTensors, s: &Settings) -> Vec<Buffer> {
+    weights::weights(desc, &tensors.list, &tensors.index, s, &weights::layer_devices(desc, s), true)
 }
 
 /// [`plan`] with the weight buffers already made by [`weight_buffers`] for the same

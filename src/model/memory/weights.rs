@@ -106,7 +106,16 @@ struct Info {
     skipped: bool,
     /// Its allocation, padded, per [`SizeOn`].
     size: [u64; 3],
+    /// Its [`Group`]'s index, [`NO_GROUP`] for a special or skipped tensor.
+    group: u32,
 }
+
+/// [`Info::group`] of a tensor in no group.
+const NO_GROUP: u32 = u32::MAX;
+
+/// Most `-ot` patterns whose matches an [`Index`] keeps (the fitting tries one per layer and
+/// fraction, a person types a few): past it the kept matches are dropped and found again.
+pub const MAX_CACHED_PATTERNS: usize = 1024;
 
 /// Which of a tensor's padded sizes a buffer type takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +147,14 @@ pub struct Index {
     groups: Vec<Group>,
     specials: Vec<usize>,
     has_output: bool,
+    /// Per block number as written in a name (`blk.N.` anywhere in it, N's digits as they
+    /// are), the tensors whose name has it: the only ones a pattern that starts `blk\.N\.`
+    /// can find ([`block_literal`]).
+    by_block: std::collections::HashMap<String, Vec<u32>>,
+    /// Per `-ot` pattern, the tensors it finds (ascending): a projection with overrides
+    /// matches each pattern against the names once, not at every projection — the fitting
+    /// makes dozens of projections with a hundred patterns each. Shared by the clones.
+    matches: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<[u32]>>>>,
 }
 
 impl Index {
@@ -148,6 +165,7 @@ impl Index {
         // Group keys are few (a handful per block): a map from key to the group's index.
         let mut by_key: std::collections::HashMap<(Slot, bool, bool, usize), usize> = std::collections::HashMap::new();
         let mut groups: Vec<Group> = Vec::new();
+        let mut by_block: std::collections::HashMap<String, Vec<u32>> = std::collections::HashMap::new();
         for (i, t) in tensors.iter().enumerate() {
             let slot = slot(&t.name, n_layer_all);
             let x = Info {
@@ -157,13 +175,20 @@ impl Index {
                 special: t.name.starts_with("rope_freqs") || t.name == "token_embd.weight",
                 skipped: is_skipped(desc, &t.name, slot),
                 size: [alloc_size_on(t, SizeOn::Cpu), alloc_size_on(t, SizeOn::Cuda), alloc_size_on(t, SizeOn::Rpc)],
+                group: NO_GROUP,
             };
-            info.push(x);
-            if x.skipped {
-                continue;
+            let Ok(i32) = u32::try_from(i) else { break };
+            for n in block_numbers(&t.name) {
+                let list = by_block.entry(n.to_string()).or_default();
+                if list.last() != Some(&i32) {
+                    list.push(i32);
+                }
             }
-            if x.special {
-                specials.push(i);
+            if x.skipped || x.special {
+                if !x.skipped {
+                    specials.push(i);
+                }
+                info.push(x);
                 continue;
             }
             let end = t.offset.saturating_add(t.bytes);
@@ -171,6 +196,7 @@ impl Index {
                 groups.push(Group { slot, expert: x.expert, repackable: x.repackable, file: t.file, size: [0; 3], lo: t.offset, hi: end });
                 groups.len() - 1
             });
+            info.push(Info { group: u32::try_from(g).unwrap_or(NO_GROUP), ..x });
             if let Some(g) = groups.get_mut(g) {
                 for (a, b) in g.size.iter_mut().zip(x.size) {
                     *a = a.saturating_add(b);
@@ -180,8 +206,69 @@ impl Index {
             }
         }
         let has_output = tensors.iter().any(|t| t.name == "output.weight");
-        Index { info, groups, specials, has_output }
+        Index { info, groups, specials, has_output, by_block, matches: Default::default() }
     }
+
+    /// The tensors (indices into `tensors`, the list this index was made from) whose name
+    /// the override's pattern finds, as `std::regex_search`: kept per pattern. A pattern that
+    /// starts `blk\.N\.` is tried only on the names that have `blk.N.` in them.
+    fn matches(&self, o: &super::Override, tensors: &[PlacedTensor]) -> std::sync::Arc<[u32]> {
+        if let Some(m) = self.matches.lock().ok().and_then(|c| c.get(&o.pattern).cloned()) {
+            return m;
+        }
+        let hit = |i: &u32| tensors.get(*i as usize).is_some_and(|t| o.regex.is_match(&t.name));
+        let found: std::sync::Arc<[u32]> = match o.block.as_deref() {
+            Some(n) => self.by_block.get(n).map_or_else(Vec::new, |l| l.iter().copied().filter(hit).collect()).into(),
+            None => (0..u32::try_from(tensors.len()).unwrap_or(u32::MAX)).filter(hit).collect::<Vec<u32>>().into(),
+        };
+        if let Ok(mut c) = self.matches.lock() {
+            if c.len() >= MAX_CACHED_PATTERNS {
+                c.clear();
+            }
+            c.insert(o.pattern.clone(), found.clone());
+        }
+        found
+    }
+}
+
+/// Every `N` of a `blk.N.` in `name` (N one or more ASCII digits, as written).
+pub(super) fn block_numbers(name: &str) -> impl Iterator<Item = &str> {
+    name.match_indices("blk.").filter_map(move |(at, _)| {
+        let rest = name.get(at + 4..)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0 && rest.as_bytes().get(digits) == Some(&b'.')).then(|| rest.get(..digits)).flatten()
+    })
+}
+
+/// For a pattern that can only find a name with `blk.N.` in it, N: the pattern starts with
+/// `blk\.`, N's digits and `\.` not followed by a quantifier, and has no `|` outside
+/// parentheses or brackets (which could find a name without that start). Every other
+/// pattern gives `None` and is tried on every name. Written here because `regex_lite` (the
+/// page's regex engine, chosen for its size) finds no required literal of its own, and the
+/// `regex` crate, which does, would add its literal search and automata to the page.
+pub(super) fn block_literal(pattern: &str) -> Option<&str> {
+    let rest = pattern.strip_prefix(r"blk\.")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest.get(digits..)?.strip_prefix(r"\.")?;
+    if digits == 0 || after.starts_with(['*', '?', '{']) {
+        return None;
+    }
+    // A `|` at depth 0 makes the start optional; `\` escapes the next character; in a
+    // bracket expression `|` and parentheses are literal.
+    let (mut depth, mut class, mut escaped) = (0usize, false, false);
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '(' if !class => depth += 1,
+            ')' if !class => depth = depth.saturating_sub(1),
+            '|' if !class && depth == 0 => return None,
+            _ => {}
+        }
+    }
+    rest.get(..digits)
 }
 
 /// A buffer type a tensor may land in.
@@ -260,7 +347,7 @@ fn overridden(name: &str, s: &Settings, il: Option<u64>) -> Option<Option<usize>
 
 /// The first `-ot` override whose pattern finds `name`: its device.
 fn ot_device(name: &str, s: &Settings) -> Option<Option<usize>> {
-    s.overrides.iter().find(|o| o.regex.is_match(name)).map(|o| device_by_buft(&o.buft, s))
+    s.overrides.iter().find(|o| o.finds(name)).map(|o| device_by_buft(&o.buft, s))
 }
 
 /// `--n-cpu-moe`'s override (after every `-ot`): the host, for an expert tensor of a layer below N.
@@ -360,29 +447,56 @@ fn block_of(sl: Slot) -> Option<u64> {
 /// Every weight buffer: per buffer type, the tensors' padded sizes; the CPU one mapped
 /// from the file (its span per file) when mmap is on. Without `-ot` overrides the index's
 /// groups are added up; with them every tensor's name is matched, as llama.cpp does.
-pub fn weights(desc: &Description, tensors: &[PlacedTensor], index: &Index, s: &Settings, layers: &[Option<usize>]) -> Vec<Buffer> {
+///
+/// `each` goes tensor by tensor, matching every name against every override: the pass the
+/// grouped one is checked against ([`super::weight_buffers_each`], tests/memory_layout.rs).
+pub fn weights(desc: &Description, tensors: &[PlacedTensor], index: &Index, s: &Settings, layers: &[Option<usize>], each: bool) -> Vec<Buffer> {
     let mut sums = Sums { s, sums: Vec::new(), spans: Vec::new() };
     let gpu_or_cpu = |d: Option<usize>, repackable: bool, input: bool| match d {
         Some(d) => Buft::Gpu(d),
         None => cpu_buft(repackable, s, input),
     };
-    let one = |t: &PlacedTensor, x: &Info, sums: &mut Sums| {
-        let device = ot_device(&t.name, s).or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
-        let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
-        let end = t.offset.saturating_add(t.bytes);
-        sums.add(b, &x.size, t.file, t.offset, end);
-    };
-    if s.overrides.is_empty() {
+    if each {
+        for (t, x) in tensors.iter().zip(&index.info).filter(|(_, x)| !x.skipped && !x.special) {
+            let device = ot_device(&t.name, s).or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
+            let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
+            sums.add(b, &x.size, t.file, t.offset, t.offset.saturating_add(t.bytes));
+        }
+    } else if s.overrides.is_empty() {
         for g in &index.groups {
             let device = cpu_moe(s, block_of(g.slot), g.expert).unwrap_or_else(|| slot_device(g.slot, layers));
             let b = gpu_or_cpu(device, g.repackable, g.slot == Slot::Input);
             sums.add(b, &g.size, g.file, g.lo, g.hi);
         }
     } else {
-        for (t, x) in tensors.iter().zip(&index.info) {
-            if !x.skipped && !x.special {
-                one(t, x, &mut sums);
+        // Each tensor's first override that finds it (1-based; 0: none), from the kept
+        // matches; groups none of whose tensors an override finds are added up whole.
+        let mut claimed = vec![0u32; tensors.len()];
+        let mut touched = vec![false; index.groups.len()];
+        for (k, o) in s.overrides.iter().enumerate() {
+            let k = u32::try_from(k).map_or(u32::MAX, |k| k.saturating_add(1));
+            for i in index.matches(o, tensors).iter() {
+                if let Some(c) = claimed.get_mut(*i as usize).filter(|c| **c == 0) {
+                    *c = k;
+                    if let Some(t) = index.info.get(*i as usize).and_then(|x| touched.get_mut(x.group as usize)) {
+                        *t = true;
+                    }
+                }
             }
+        }
+        for (g, _) in index.groups.iter().zip(&touched).filter(|(_, t)| !**t) {
+            let device = cpu_moe(s, block_of(g.slot), g.expert).unwrap_or_else(|| slot_device(g.slot, layers));
+            let b = gpu_or_cpu(device, g.repackable, g.slot == Slot::Input);
+            sums.add(b, &g.size, g.file, g.lo, g.hi);
+        }
+        for ((t, x), c) in tensors.iter().zip(&index.info).zip(&claimed) {
+            if !touched.get(x.group as usize).copied().unwrap_or(false) {
+                continue;
+            }
+            let by_ot = c.checked_sub(1).and_then(|k| s.overrides.get(k as usize)).map(|o| device_by_buft(&o.buft, s));
+            let device = by_ot.or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
+            let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
+            sums.add(b, &x.size, t.file, t.offset, t.offset.saturating_add(t.bytes));
         }
     }
     let output_device = layers.last().copied().flatten();
@@ -448,4 +562,38 @@ fn ties_output(desc: &Description) -> bool {
 /// model is asked for.
 fn is_skipped(desc: &Description, _name: &str, sl: Slot) -> bool {
     matches!(sl, Slot::Block(i) if i >= desc.n_layer())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{block_literal, block_numbers};
+
+    #[test]
+    fn a_pattern_narrows_to_a_block_only_when_it_must_find_blk_n() {
+        assert_eq!(block_literal(r"blk\.12\.ffn_(up|down)_exps"), Some("12"));
+        assert_eq!(block_literal(r"blk\.012\.attn"), Some("012"));
+        assert_eq!(block_literal(r"blk\.3\.+x"), Some("3"));
+        assert_eq!(block_literal(r"blk\.3\.[|(]"), Some("3"));
+        assert_eq!(block_literal(r"blk\.3\.(a|b)\|c"), Some("3"));
+        // The dot may be absent, or the start is one alternative, or no digits, or no dot.
+        assert_eq!(block_literal(r"blk\.1\.*ffn"), None);
+        assert_eq!(block_literal(r"blk\.1\.?ffn"), None);
+        assert_eq!(block_literal(r"blk\.1\.{0,1}ffn"), None);
+        assert_eq!(block_literal(r"blk\.2\.|output"), None);
+        assert_eq!(block_literal(r"blk\.\d+\.ffn"), None);
+        assert_eq!(block_literal(r"blk\.12ffn"), None);
+        assert_eq!(block_literal(r"blk\.12"), None);
+        assert_eq!(block_literal(r"^blk\.12\."), None);
+        assert_eq!(block_literal(r"(?i)blk\.12\."), None);
+    }
+
+    #[test]
+    fn every_blk_n_of_a_name() {
+        assert_eq!(block_numbers("blk.12.ffn_up_exps.weight").collect::<Vec<_>>(), ["12"]);
+        assert_eq!(block_numbers("enc.blk.3.attn_k.weight").collect::<Vec<_>>(), ["3"]);
+        assert_eq!(block_numbers("blk.1.x.blk.012.y").collect::<Vec<_>>(), ["1", "012"]);
+        assert_eq!(block_numbers("blk.12").count(), 0);
+        assert_eq!(block_numbers("blk..x").count(), 0);
+        assert_eq!(block_numbers("output.weight").count(), 0);
+    }
 }
