@@ -31,7 +31,10 @@
 
 use super::dsa;
 use super::galloc;
+use super::gemma3n;
 use super::graph;
+use super::kpool;
+use super::msa;
 use super::params::ContextParams;
 use super::{device_label, Buffer, Kind, KvSummary, Settings};
 use crate::model::description::{Attention, Description, EncoderDecoder, Ffn, Layer};
@@ -43,7 +46,8 @@ const SCHED_MAX_COPIES: u64 = 4;
 
 /// The largest working set of one layer, masks aside, on the layer's device; and the part of
 /// it its experts need where they are, when they are on another device.
-fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, row: u64, experts_apart: bool) -> (u64, u64) {
+#[allow(clippy::too_many_arguments)]
+fn layer_peak(desc: &Description, il: usize, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, row: u64, experts_apart: bool, msa_mask_here: bool) -> (u64, u64) {
     let n_embd = desc.n_embd;
     let n_kv = match l.attention {
         Attention::Sliding | Attention::Chunked => kv.swa_cells.unwrap_or(kv.cells),
@@ -67,9 +71,18 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
             // DSA's indexer and top-k unmasking (`dsa.rs`).
             if dsa::is_dsa_layer(desc, l) {
                 dsa::attention(desc, l, p, kv, n_tokens, mla, row)
+            } else if kpool::is_full(desc, l) {
+                // hybrid-idx's k-pool selection (`kpool.rs`), the scores with it.
+                let rows = if p.flash_attn { 2 * row } else { 4 * row };
+                kpool::full_layer(desc, l, p, kv, n_tokens, mla).saturating_add(rows)
             } else {
                 attention.saturating_add(mla)
             }
+        }
+        // MSA's sparse layers (`msa.rs`): the block masks at cell granularity.
+        _ if msa::is_sparse(desc, p, l) => {
+            let first = msa::first_sparse(desc, p) == Some(il);
+            (2 * row).saturating_add(msa::attention(desc, p, kv, n_tokens, first, msa_mask_here))
         }
         _ => attention,
     };
@@ -93,7 +106,9 @@ fn layer_peak(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, 
         }
         Ffn::None => (0, 0),
     };
-    (attention.max(ffn.saturating_add(2 * row)), apart)
+    // hybrid-idx: a full layer's selection, kept for the shared layers after it.
+    let kept = if kpool::selection_live(desc, il) { kpool::selection(desc, p, kv, n_tokens) } else { 0 };
+    (attention.max(ffn.saturating_add(2 * row)).saturating_add(kept), apart)
 }
 
 /// One compute buffer per backend that runs part of the graph: the host's, and each GPU's
@@ -113,13 +128,27 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     let full_mask = kv.cells.saturating_mul(n_tokens).saturating_mul(mask_elem);
     let swa_mask = kv.swa_cells.filter(|_| kv.swa_layers > 0).map_or(0, |c| c.saturating_mul(n_tokens).saturating_mul(mask_elem));
     // The masks of the caches the given layers read (all layers: `None`; one device's: `Some`).
+    // MSA: the first sparse layer casts the f16 mask, the later ones read the f32 copy.
+    let msa_first = msa::first_sparse(desc, p);
+    let msa_first_device = msa_first.and_then(|f| layers.get(f).copied().flatten());
     let masks_of = |d: Option<Option<usize>>| -> u64 {
         let on = |il: usize| d.is_none_or(|d| layers.get(il).copied().flatten() == d);
         let sliding = |l: &Layer| matches!(l.attention, Attention::Sliding | Attention::Chunked) && kv.swa_cells.is_some();
-        let full = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && !sliding(l));
+        let reads_f16 = |il: usize, l: &Layer| !msa::is_sparse(desc, p, l) || msa_first == Some(il);
+        let full = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && !sliding(l) && reads_f16(il, l));
         let swa = desc.layers.iter().enumerate().any(|(il, l)| on(il) && !l.nextn && has_attention(l) && sliding(l));
         let indexer = desc.layers.iter().enumerate().any(|(il, l)| on(il) && l.indexer && dsa::is_dsa_layer(desc, l));
-        (if full { full_mask } else { 0 }) + (if swa { swa_mask } else { 0 }) + (if indexer { dsa::indexer_mask(desc, kv, n_tokens) } else { 0 })
+        let sparse = desc.layers.iter().enumerate().any(|(il, l)| on(il) && msa::is_sparse(desc, p, l));
+        // A device running a later sparse layer but not the first holds a copy of the f32 mask.
+        let cast_copy = matches!(d, Some(Some(dev)) if msa_first_device != Some(dev)
+            && desc.layers.iter().enumerate().any(|(il, l)| on(il) && msa::is_sparse(desc, p, l) && msa_first != Some(il)));
+        let pooled = desc.layers.iter().enumerate().any(|(il, l)| on(il) && kpool::is_full(desc, l));
+        (if full { full_mask } else { 0 })
+            + (if swa { swa_mask } else { 0 })
+            + (if indexer { dsa::indexer_mask(desc, kv, n_tokens) } else { 0 })
+            + (if sparse { msa::inputs(desc, p, kv, n_tokens) } else { 0 })
+            + (if cast_copy { msa::cast_mask(kv, n_tokens) } else { 0 })
+            + (if pooled { kpool::inputs(desc, p, kv, n_tokens) } else { 0 })
     };
     let masks = if attends { masks_of(None) } else { 0 };
     let logits = desc.n_vocab.saturating_mul(n_outputs).saturating_mul(F32);
@@ -131,7 +160,7 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
         for (il, l) in desc.layers.iter().enumerate().filter(|(_, l)| !l.nextn) {
             let at = layers.get(il).copied().flatten();
             let ex = experts.get(il).copied().flatten();
-            let (own, apart) = layer_peak(desc, l, p, kv, n_tokens, row, ex != at);
+            let (own, apart) = layer_peak(desc, il, l, p, kv, n_tokens, row, ex != at, msa_first_device == at);
             if at == d {
                 peak = Some(peak.unwrap_or(0).max(own));
             }
@@ -156,7 +185,19 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     let mut out = Vec::new();
     let inputs = row.saturating_mul(2).saturating_add(masks);
     let mut host = inputs;
-    if let Some(peak) = peak_on(None) {
+    // gemma3n's per-layer inputs (`gemma3n.rs`): selected on the host, scaled on the output
+    // layer's backend, projected on block 0's before the first block, read by every block.
+    let per_layer = gemma3n::PerLayer::new(desc, p, layers, if pipeline { SCHED_MAX_COPIES } else { 1 });
+    let blocks_on = |d: Option<usize>| desc.layers.iter().enumerate().filter(|(il, l)| !l.nextn && layers.get(*il).copied().flatten() == d).count() as u64;
+    let with_per_layer = |d: Option<usize>, peak: Option<u64>| -> Option<u64> {
+        let before = per_layer.at_projection(d);
+        match peak {
+            Some(x) => Some(before.max(x.saturating_add(per_layer.beside_blocks(d, blocks_on(d))))),
+            None if before > 0 => Some(before),
+            None => None,
+        }
+    };
+    if let Some(peak) = with_per_layer(None, peak_on(None)) {
         host = host.saturating_add(peak);
     }
     if output_device.is_none() {
@@ -165,7 +206,10 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     host = host.saturating_add(extra_copies(masks.saturating_add(row)));
     out.push(Buffer { device: device_label(None), buft: "CPU".to_string(), kind: Kind::Compute, bytes: host });
     for (i, d) in s.devices.iter().enumerate() {
-        let peak = peak_on(Some(i));
+        let runs_layers = peak_on(Some(i)).is_some();
+        let peak = with_per_layer(Some(i), peak_on(Some(i))).filter(|_| runs_layers);
+        // An output device running no layer: the scaled per-layer rows beside the logits.
+        let scaled_rows = if runs_layers { 0 } else { per_layer.at_projection(Some(i)) };
         let is_output = output_device == Some(i);
         if peak.is_none() && !is_output {
             continue;
@@ -177,6 +221,13 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
             let per_layer = kv.k_bytes / kv.layers.max(1);
             copies = copies.saturating_add(2 * per_layer);
         }
+        let sparse_here = desc.layers.iter().enumerate().any(|(il, l)| layers.get(il).copied().flatten() == Some(i) && msa::is_sparse(desc, p, l));
+        if !s.offload_kqv && sparse_here {
+            // MSA with its cache on the host: a sparse layer's flash attention, on the device,
+            // reads views of the host's K and V (minimax-m3.cpp:468-471, 519-522): a copy of one
+            // layer's each.
+            copies = copies.saturating_add(kv.k_bytes.saturating_add(kv.v_bytes) / kv.layers.max(1));
+        }
         let mut b = peak.map_or(0, |x| copies.saturating_add(x).saturating_add(row));
         if is_output {
             // With pipeline parallelism the split inputs' copies are flagged as graph outputs
@@ -185,7 +236,7 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
             // also runs layers, the copy in use (its masks and a row) is still there beside the
             // logits; the three others are added below.
             let kept = if pipeline && peak.is_some() { copies.saturating_add(row) } else { 0 };
-            b = b.max(logits.saturating_add(row).saturating_add(kept));
+            b = b.max(logits.saturating_add(row).saturating_add(kept)).max(scaled_rows.saturating_add(row));
         }
         if peak.is_some() {
             b = b.saturating_add(extra_copies(copies.saturating_add(row)));

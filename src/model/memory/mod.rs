@@ -14,10 +14,13 @@
 mod compute;
 mod dsa;
 mod galloc;
+mod gemma3n;
 mod graph;
 pub mod fit;
 pub mod flags;
+mod kpool;
 mod kv;
+mod msa;
 mod params;
 mod weights;
 
