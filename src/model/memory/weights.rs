@@ -97,7 +97,7 @@ struct Info {
     slot: Slot,
     /// `FFN_EXPS_REGEX` finds its name (`--n-cpu-moe` keeps it on the CPU).
     expert: bool,
-    /// The CPU backend repacks it when it repacks at all ([`repacks`]), input tensors aside.
+    /// The CPU backend repacks it when it repacks at all ([`repackable`]), input tensors aside.
     repackable: bool,
     /// A tensor handled on its own: `rope_freqs` (made per buffer type) or `token_embd.weight`
     /// (maybe tied to the output).
@@ -177,11 +177,12 @@ impl Index {
                 size: [alloc_size_on(t, SizeOn::Cpu), alloc_size_on(t, SizeOn::Cuda), alloc_size_on(t, SizeOn::Rpc)],
                 group: NO_GROUP,
             };
-            let Ok(i32) = u32::try_from(i) else { break };
+            // Tensor counts are bounded far below u32::MAX (`formats::MAX_TENSORS`).
+            let Ok(at) = u32::try_from(i) else { break };
             for n in block_numbers(&t.name) {
                 let list = by_block.entry(n.to_string()).or_default();
-                if list.last() != Some(&i32) {
-                    list.push(i32);
+                if list.last() != Some(&at) {
+                    list.push(at);
                 }
             }
             if x.skipped || x.special {
@@ -207,6 +208,28 @@ impl Index {
         }
         let has_output = tensors.iter().any(|t| t.name == "output.weight");
         Index { info, groups, specials, has_output, by_block, matches: Default::default() }
+    }
+
+    /// For each tensor, the 1-based position of the first override that finds it (0: none),
+    /// and for each group whether an override finds any of its tensors; both empty without
+    /// overrides.
+    fn claims(&self, s: &Settings, tensors: &[PlacedTensor]) -> (Vec<u32>, Vec<bool>) {
+        if s.overrides.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let mut claimed = vec![0u32; tensors.len()];
+        let mut touched = vec![false; self.groups.len()];
+        for (o, k) in s.overrides.iter().zip(1u32..) {
+            for i in self.matches(o, tensors).iter() {
+                if let Some(c) = claimed.get_mut(*i as usize).filter(|c| **c == 0) {
+                    *c = k;
+                    if let Some(t) = self.info.get(*i as usize).and_then(|x| touched.get_mut(x.group as usize)) {
+                        *t = true;
+                    }
+                }
+            }
+        }
+        (claimed, touched)
     }
 
     /// The tensors (indices into `tensors`, the list this index was made from) whose name
@@ -456,47 +479,31 @@ pub fn weights(desc: &Description, tensors: &[PlacedTensor], index: &Index, s: &
         Some(d) => Buft::Gpu(d),
         None => cpu_buft(repackable, s, input),
     };
+    // Where a tensor or a group lands unless an `-ot` override sends it elsewhere.
+    let own = |slot: Slot, expert: bool| cpu_moe(s, block_of(slot), expert).unwrap_or_else(|| slot_device(slot, layers));
+    let mut one = |t: &PlacedTensor, x: &Info, by_ot: Option<Option<usize>>| {
+        let b = gpu_or_cpu(by_ot.unwrap_or_else(|| own(x.slot, x.expert)), x.repackable, x.slot == Slot::Input);
+        sums.add(b, &x.size, t.file, t.offset, t.offset.saturating_add(t.bytes));
+    };
+    let placed = tensors.iter().zip(&index.info).enumerate().filter(|(_, (_, x))| !x.skipped && !x.special);
     if each {
-        for (t, x) in tensors.iter().zip(&index.info).filter(|(_, x)| !x.skipped && !x.special) {
-            let device = ot_device(&t.name, s).or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
-            let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
-            sums.add(b, &x.size, t.file, t.offset, t.offset.saturating_add(t.bytes));
-        }
-    } else if s.overrides.is_empty() {
-        for g in &index.groups {
-            let device = cpu_moe(s, block_of(g.slot), g.expert).unwrap_or_else(|| slot_device(g.slot, layers));
-            let b = gpu_or_cpu(device, g.repackable, g.slot == Slot::Input);
-            sums.add(b, &g.size, g.file, g.lo, g.hi);
+        for (_, (t, x)) in placed {
+            one(t, x, ot_device(&t.name, s));
         }
     } else {
-        // Each tensor's first override that finds it (1-based; 0: none), from the kept
-        // matches; groups none of whose tensors an override finds are added up whole.
-        let mut claimed = vec![0u32; tensors.len()];
-        let mut touched = vec![false; index.groups.len()];
-        for (k, o) in s.overrides.iter().enumerate() {
-            let k = u32::try_from(k).map_or(u32::MAX, |k| k.saturating_add(1));
-            for i in index.matches(o, tensors).iter() {
-                if let Some(c) = claimed.get_mut(*i as usize).filter(|c| **c == 0) {
-                    *c = k;
-                    if let Some(t) = index.info.get(*i as usize).and_then(|x| touched.get_mut(x.group as usize)) {
-                        *t = true;
-                    }
-                }
+        // Each tensor's first override that finds it, from the kept matches; the tensors of
+        // the groups an override touches one by one, the other groups added up whole.
+        let (claimed, touched) = index.claims(s, tensors);
+        let is_touched = |g: u32| touched.get(g as usize).copied().unwrap_or(false);
+        if touched.contains(&true) {
+            for (i, (t, x)) in placed.filter(|(_, (_, x))| is_touched(x.group)) {
+                let by_ot = claimed.get(i).and_then(|k| k.checked_sub(1)).and_then(|k| s.overrides.get(k as usize));
+                one(t, x, by_ot.map(|o| device_by_buft(&o.buft, s)));
             }
         }
-        for (g, _) in index.groups.iter().zip(&touched).filter(|(_, t)| !**t) {
-            let device = cpu_moe(s, block_of(g.slot), g.expert).unwrap_or_else(|| slot_device(g.slot, layers));
-            let b = gpu_or_cpu(device, g.repackable, g.slot == Slot::Input);
+        for (g, _) in index.groups.iter().zip(0u32..).filter(|(_, i)| !is_touched(*i)) {
+            let b = gpu_or_cpu(own(g.slot, g.expert), g.repackable, g.slot == Slot::Input);
             sums.add(b, &g.size, g.file, g.lo, g.hi);
-        }
-        for ((t, x), c) in tensors.iter().zip(&index.info).zip(&claimed) {
-            if !touched.get(x.group as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            let by_ot = c.checked_sub(1).and_then(|k| s.overrides.get(k as usize)).map(|o| device_by_buft(&o.buft, s));
-            let device = by_ot.or_else(|| cpu_moe(s, block_of(x.slot), x.expert)).unwrap_or_else(|| slot_device(x.slot, layers));
-            let b = gpu_or_cpu(device, x.repackable, x.slot == Slot::Input);
-            sums.add(b, &x.size, t.file, t.offset, t.offset.saturating_add(t.bytes));
         }
     }
     let output_device = layers.last().copied().flatten();
