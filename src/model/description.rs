@@ -127,6 +127,10 @@ pub struct Indexer {
     /// time); 0 elsewhere. Only the compute terms read it (not in the report).
     #[serde(skip)]
     pub kpool: u64,
+    /// Whether the k-pool selection appends the incomplete tail's `kpool − 1` cells
+    /// (`attention.indexer.kpool_select_tail`, true when absent: src/llama-hparams.h:286).
+    #[serde(skip)]
+    pub kpool_tail: bool,
 }
 
 /// An encoder–decoder model (T5, `llama_model_has_encoder`): the encoder's blocks read the
@@ -637,7 +641,7 @@ impl Description {
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
                 (_, _, None | Some(0)) => None,
                 (Some(n_head), Some(head_size), Some(top_k)) if n_head > 0 && head_size > k.u64("rope.dimension_count").unwrap_or(0) => {
-                    Some(Indexer { n_head, head_size, top_k, block_size: 0, kpool: 0 })
+                    Some(Indexer { n_head, head_size, top_k, block_size: 0, kpool: 0, kpool_tail: false })
                 }
                 _ => {
                     k.gaps.push(format!("{arch}.attention.indexer: a bad head count or key length, which llama.cpp refuses"));
@@ -649,7 +653,7 @@ impl Description {
             // src/models/glm5-next.cpp:39-45: the four keys are required, the k-pool > 1 and
             // dividing top_k (asserted).
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k"), k.u64("attention.indexer.kpool")) {
-                (Some(n_head), Some(head_size), Some(top_k), Some(kpool)) if kpool > 1 && top_k % kpool == 0 => Some(Indexer { n_head, head_size, top_k, block_size: 0, kpool }),
+                (Some(n_head), Some(head_size), Some(top_k), Some(kpool)) if kpool > 1 && top_k % kpool == 0 => Some(Indexer { n_head, head_size, top_k, block_size: 0, kpool, kpool_tail: k.bool("attention.indexer.kpool_select_tail").unwrap_or(true) }),
                 _ => {
                     k.gaps.push(format!("{arch}.attention.indexer.head_count / key_length / top_k / kpool (> 1, dividing top_k): missing or wrong, which llama.cpp refuses"));
                     None
@@ -659,7 +663,7 @@ impl Description {
             let blocks = !msa || (k.u64("attention.indexer.block_size").is_some_and(|b| b > 0) && k.u64("attention.indexer.local_blocks").is_some());
             match (k.u64("attention.indexer.head_count"), k.u64("attention.indexer.key_length"), k.u64("attention.indexer.top_k")) {
                 (Some(n_head), Some(head_size), Some(top_k)) if blocks => {
-                    Some(Indexer { n_head, head_size, top_k, block_size: if msa { k.u64("attention.indexer.block_size").unwrap_or(0) } else { 0 }, kpool: 0 })
+                    Some(Indexer { n_head, head_size, top_k, block_size: if msa { k.u64("attention.indexer.block_size").unwrap_or(0) } else { 0 }, kpool: 0, kpool_tail: false })
                 }
                 _ => {
                     let keys = if msa { "head_count / key_length / top_k / block_size (> 0) / local_blocks" } else { "head_count / key_length / top_k" };

@@ -436,7 +436,7 @@ fn minimax_m3_indexes_its_sparse_layers() {
     let d = header("minimax-m3", &keys);
     assert_eq!(d.memory, MemoryKind::Msa);
     assert_eq!(indexed(&d), [false, true, true]);
-    assert_eq!(d.indexer, Some(Indexer { n_head: 2, head_size: 32, top_k: 4, block_size: 64, kpool: 0 }));
+    assert_eq!(d.indexer, Some(Indexer { n_head: 2, head_size: 32, top_k: 4, block_size: 64, kpool: 0, kpool_tail: false }));
     assert!(d.layers.iter().all(|l| l.attention == Attention::Full && (l.head_k, l.head_v, l.n_head_kv) == (32, 32, 2)));
     assert!(d.gaps.is_empty(), "{:?}", d.gaps);
 }

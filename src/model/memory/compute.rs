@@ -120,8 +120,9 @@ pub fn buffers(desc: &Description, s: &Settings, p: &ContextParams, layers: &[Op
     if let Some(b) = simulated(desc, s, p, layers, kv) {
         return b;
     }
-    let n_tokens = p.n_ubatch.min(p.n_ctx).max(1);
-    let n_outputs = n_tokens.min(p.n_outputs_max);
+    // The prompt reserve's tokens, rounded up to a multiple of the sequences (`graph_reserve`,
+    // src/llama-context.cpp:2528-2530: 513 for `-np 3`).
+    let (n_tokens, n_outputs) = prompt_ubatch(p);
     let row = desc.n_embd.saturating_mul(n_tokens).saturating_mul(F32);
     let mask_elem = if p.flash_attn { 2 } else { 4 };
     let attends = desc.layers.iter().any(has_attention);
