@@ -43,7 +43,11 @@ fi
 
 step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
 # Without the page's feature: the byte source and the statistics need neither Yew nor gloo.
-cargo test --target wasm32-unknown-unknown --no-default-features --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
+# wasm-bindgen-test-runner gives a whole test binary 20 s and its driver 5 s to start, then
+# kills it: wasm_blob ran 11–17 s idle, and a clone's run of this script (2026-12-03, the
+# integrations' release build beside it) was killed there. The limits below only stop a hang.
+WASM_BINDGEN_TEST_TIMEOUT=900 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=120 \
+  cargo test --target wasm32-unknown-unknown --no-default-features --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
 summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 
 step "trunk build --release --offline (skipped when dist/ was built from these very files)"
