@@ -53,15 +53,22 @@ pub fn is_full(desc: &Description, l: &Layer) -> bool {
     is_kpool(desc) && l.indexer && l.attention == Attention::Mla && !l.nextn
 }
 
-/// (`n_pool`, `n_sel`, `n_top_pool`).
-fn sizes(desc: &Description, p: &ContextParams, kv: &KvSummary) -> (u64, u64, u64) {
+/// The selection's sizes, from the header and the reserve's cache (`build_inp_kpool`).
+struct Sizes {
+    kpool: u64,
+    n_pool: u64,
+    n_top_pool: u64,
+    /// `kpool · n_top_pool`, with the appended tail's `kpool − 1` (glm5-next.cpp:329).
+    n_sel: u64,
+}
+
+fn sizes(desc: &Description, p: &ContextParams, kv: &KvSummary) -> Sizes {
     let (kpool, top_k, tail) = desc.indexer.map_or((1, 0, false), |ix| (ix.kpool.max(1), ix.top_k, ix.kpool_tail));
     let n_pool_max = (kv.cells / kpool).saturating_mul(p.n_seq.max(1));
     let n_pool = pad(n_pool_max.saturating_add(1), POOL_PAD).max(POOL_PAD);
     let n_top_pool = n_pool.min(top_k / kpool);
-    // `n_sel` counts the appended tail (glm5-next.cpp:329).
     let tail = if tail { kpool - 1 } else { 0 };
-    (n_pool, kpool.saturating_mul(n_top_pool).saturating_add(tail), n_top_pool)
+    Sizes { kpool, n_pool, n_top_pool, n_sel: kpool.saturating_mul(n_top_pool).saturating_add(tail) }
 }
 
 /// The k-pool inputs.
@@ -69,8 +76,7 @@ pub fn inputs(desc: &Description, p: &ContextParams, kv: &KvSummary, n_tokens: u
     if !desc.layers.iter().any(|l| is_full(desc, l)) {
         return 0;
     }
-    let kpool = desc.indexer.map_or(1, |ix| ix.kpool.max(1));
-    let (n_pool, n_sel, _) = sizes(desc, p, kv);
+    let Sizes { kpool, n_pool, n_sel, .. } = sizes(desc, p, kv);
     let pool_mask = n_pool.saturating_mul(n_tokens).saturating_mul(F16);
     let slot_mask = n_sel.saturating_mul(n_tokens).saturating_mul(F32);
     let tail = kpool.saturating_sub(1).saturating_mul(n_tokens).saturating_mul(F32);
@@ -102,12 +108,12 @@ pub fn residual_streams(desc: &Description, n_tokens: u64) -> u64 {
     desc.n_embd.saturating_mul(HC_STREAMS).saturating_mul(n_tokens).saturating_mul(F32)
 }
 
-/// A full layer's peak beyond the generic rows: the scatter indices' phase (zeros, `idx_f`, live
-/// slots), or `mask_all` and `sel` with the zeros (set_rows' source) or — without flash
-/// attention — the scores and the absorbed MLA working set `mla` above them.
+/// A full layer's peak beyond the generic rows: the scatter indices' phase (the zeros over the
+/// top-k's freed block, the appended indices, `idx_f`), or `mask_all` and `sel` with the zeros
+/// (set_rows' source) or — without flash attention — the scores and the absorbed MLA working
+/// set `mla` above them.
 pub fn full_layer(desc: &Description, l: &Layer, p: &ContextParams, kv: &KvSummary, n_tokens: u64, mla: u64) -> u64 {
-    let (_, n_sel, n_top_pool) = sizes(desc, p, kv);
-    let kpool = desc.indexer.map_or(1, |ix| ix.kpool.max(1));
+    let Sizes { kpool, n_top_pool, n_sel, .. } = sizes(desc, p, kv);
     let me = mask_elem(p);
     let mask_all = kv.cells.saturating_add(n_sel).saturating_mul(n_tokens).saturating_mul(me);
     let zeros = n_sel.saturating_mul(n_tokens).saturating_mul(F32);
