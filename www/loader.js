@@ -40,6 +40,7 @@ function spawn() {
   w.worker.onmessage = (e) => {
     const m = e.data;
     if (m?.kind === 'ready') {
+      performance.mark('tensorpeek: parse worker ready');
       w.ready = true;
       if (w.job) w.worker.postMessage(w.job);
     } else if (w.job) {
@@ -155,6 +156,7 @@ if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.t
     else addEventListener('load', idle, { once: true });
   }
   const hand = (pending) => {
+    performance.mark('tensorpeek: file given');
     tp.pending = pending;
     shell.classList.add('starting');
     early(pending);

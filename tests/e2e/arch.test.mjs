@@ -9,7 +9,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { useBrowser, openPage, cliBinary, FIXTURES, ROOT } from './harness.mjs';
+import { useBrowser, openPage, cliBinary, FIXTURES, ROOT, shown, screenshot } from './harness.mjs';
 
 const env = useBrowser();
 const FAM = path.join(FIXTURES, 'families');
@@ -90,7 +90,7 @@ test('gemma3 and deepseek3: each layer says what it is, and is reached by keyboa
   assert.match(d.labels[0], /dense feed-forward 128$/);
   assert.match(d.labels[1], /8 experts of 32, 2 used, 1 shared$/);
   assert.match(d.mla, /^KV rank 64, RoPE part 16, Q rank 32/);
-  if (process.env.UPDATE_SCREENSHOTS) await o.page.locator('[data-testid=gguf-arch]').screenshot({ path: path.join(ROOT, 'docs/screenshot-ui-arch.png') });
+  if (process.env.UPDATE_SCREENSHOTS) await screenshot(o.page.locator('[data-testid=gguf-arch]'), { path: path.join(ROOT, 'docs/screenshot-ui-arch.png') });
   await o.context.close();
 });
 
@@ -101,7 +101,7 @@ test('a checkpoint\'s Model tab: read from config.json, the same strip as its GG
     const gguf = inspect(path.join(FAM, 'gguf', `${family}-BF16.gguf`)).details.architecture;
     const { context, page, errors } = await openPage(env.browser, env.server.url);
     await page.setInputFiles('[data-testid=file-input]', files);
-    await page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 30_000 });
+    await page.waitForSelector(shown('model'), { timeout: 30_000 });
     const got = await card(page, 'model-arch');
     assert.equal(got.pattern, gguf.pattern, `${family}: config.json's strip is the GGUF's`);
     if (gguf.active_params != null) {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { useBrowser, openPage, readJson, cliBinary, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { useBrowser, openPage, readJson, cliBinary, FIXTURES, OUT, ROOT, screenshot } from './harness.mjs';
 
 const AUD = path.join(FIXTURES, 'audit');
 const TIED = fs.readdirSync(path.join(AUD, 'tied')).map((f) => path.join(AUD, 'tied', f));
@@ -161,7 +161,7 @@ test('MoE families: every expert audited in the page as by the CLI; a changed ex
       if (process.env.UPDATE_SCREENSHOTS) {
         await page.evaluate(() => document.activeElement?.blur());
         await page.mouse.move(0, 0);
-        await page.locator('[data-testid=audit-view]').screenshot({ path: path.join(ROOT, 'docs/screenshot-audit-moe.png') });
+        await screenshot(page.locator('[data-testid=audit-view]'), { path: path.join(ROOT, 'docs/screenshot-audit-moe.png') });
       }
     }
     assert.deepEqual(errors, []);

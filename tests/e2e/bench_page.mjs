@@ -223,6 +223,13 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   await page.setInputFiles(floorPage ? '#f' : '[data-testid=file-input]', path);
   await onScreen(page, floorPage ? '#out li' : '[data-testid=tensor-row]');
   const wall = performance.now() - t0;
+  // where the time went (ours): the page's marks (www/loader.js), ms from the file's arrival
+  const marks = floorPage ? null : await page.evaluate(() => {
+    const at = (n) => performance.getEntriesByName(`tensorpeek: ${n}`)[0]?.startTime;
+    const given = at('file given');
+    const rel = (t) => (t === undefined || given === undefined ? null : Math.round(t - given));
+    return { spawned: rel(at('parse worker started')), ready: rel(at('parse worker ready')), rows: rel(window.__tensorpeek?.firstRows) };
+  });
   // ours: the first rows may be the first view's (www/loader.js, before the app has
   // loaded); then the app's whole file view
   if (!floorPage) await page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 120_000 });
@@ -231,24 +238,26 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   // workers' requests)
   const wasm = asked.filter(([t, u]) => t <= t0 + wall && u.endsWith('.wasm')).map(([, u]) => u.split('/').pop().replace(/-[0-9a-f]{16}/, '')).sort().join(' ');
   await context.close();
-  return { wall, load, whole, wasm };
+  return { wall, load, whole, wasm, marks };
 }
 
 async function coldRow(work, path, factor) {
   for (const after of DROP_AFTER) {
-    const us = [], fl = [], loads = [], wholes = [], wasms = new Set();
+    const us = [], fl = [], loads = [], wholes = [], wasms = new Set(), marks = [];
     for (let i = 0; i < RUNS; i++) {
       const o = await coldOnce(path, after);
       us.push(o.wall);
       loads.push(o.load);
       wholes.push(o.whole);
       wasms.add(o.wasm || 'none');
+      marks.push(o.marks);
       fl.push((await coldOnce(path, after, { floorPage: true })).wall);
     }
     const [a, b] = [median(us), median(fl)];
     row(`cold drop → inventory, ${work}, ${THROTTLE.downloadThroughput * 8 / 1e6} Mbit/s, ${THROTTLE.latency} ms RTT, ${GZIP ? 'gzip' : 'uncompressed'}, the file ${after} ms after the load event`,
       `${f0(a)} ms (${(a / b).toFixed(2)}× the floor; runs ${us.map(f0).join(', ')}; the first view's load ${f0(median(loads))} ms; ` +
-      `the app's whole file view ${f0(median(wholes))} ms; wasm asked for before the first rows: ${[...wasms].join(' | ')})`,
+      `the app's whole file view ${f0(median(wholes))} ms; wasm asked for before the first rows: ${[...wasms].join(' | ')}; ` +
+      `from the file's arrival, the parse worker started / ready / first rows: ${marks.map((m) => `${m.spawned}/${m.ready}/${m.rows}`).join(', ')} ms)`,
       `${f0(b)} ms (runs ${fl.map(f0).join(', ')})`, `≤ ${factor}× the floor`, a <= factor * b);
   }
 }

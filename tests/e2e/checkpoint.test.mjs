@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
 
 const CKPT = path.join(FIXTURES, 'checkpoint');
 const EXPECTED = readJson(path.join(CKPT, 'expected.json'));
@@ -18,7 +18,7 @@ const SPARSE = path.join(OUT, 'llama32-3b-ckpt');
 const env = useBrowser();
 
 const text = async (page, sel) => (await page.locator(sel).first().textContent()).trim();
-const modelDone = (page) => page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 60_000 });
+const modelDone = (page) => page.waitForSelector(shown('model'), { timeout: 60_000 });
 
 /** N of a safetensors file (its first 8 bytes). */
 function headerLen(file) {
@@ -161,13 +161,13 @@ test('a checkpoint folder picked with "Choose folder…" (webkitdirectory)', asy
   await page.click('[data-testid=model-tab]');
   await modelDone(page);
   if (process.env.UPDATE_SCREENSHOTS) {
-    await page.screenshot({ path: path.join(ROOT, 'docs/screenshot-model.png'), fullPage: false });
+    await screenshot(page, { path: path.join(ROOT, 'docs/screenshot-model.png'), fullPage: false });
   }
-  await page.screenshot({ path: path.join(OUT, 'model.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'model.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.screenshot({ path: path.join(OUT, 'model-dark.png'), fullPage: false });
+  await screenshot(page, { path: path.join(OUT, 'model-dark.png'), fullPage: false });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(OUT, 'model-phone.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'model-phone.png'), fullPage: true });
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(network(requests, nreq), []);

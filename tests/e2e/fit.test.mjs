@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { useBrowser, openPage, cliBinary, FIXTURES, OUT, ROOT } from './harness.mjs';
+import { useBrowser, openPage, cliBinary, FIXTURES, OUT, ROOT, screenshot } from './harness.mjs';
 import { fileServer } from './fileserver.mjs';
 
 const env = useBrowser();
@@ -362,14 +362,14 @@ test('the sparse Llama-3.2-3B: the CLI\'s plan, and the card answers within a fr
   await page.evaluate(() => document.activeElement?.blur());
   await cardEl.scrollIntoViewIfNeeded();
   await page.mouse.move(0, 0);
-  await cardEl.screenshot({ path: path.join(OUT, 'fit-card.png') });
-  if (process.env.UPDATE_SCREENSHOTS) await cardEl.screenshot({ path: path.join(ROOT, 'docs/screenshot-ui-fit.png') });
+  await screenshot(cardEl, { path: path.join(OUT, 'fit-card.png') });
+  if (process.env.UPDATE_SCREENSHOTS) await screenshot(cardEl, { path: path.join(ROOT, 'docs/screenshot-ui-fit.png') });
   // A phone's width: the form in two columns, nothing wider than the screen.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForFunction(() => document.querySelector('[data-testid=fit-card]').getBoundingClientRect().width <= 390);
   const wide = await page.locator(card).evaluate((c) => [...c.querySelectorAll('form, svg, [data-testid=fit-verdict]')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).map((e) => e.tagName));
   assert.deepEqual(wide, []);
-  await cardEl.screenshot({ path: path.join(OUT, 'fit-card-phone.png') });
+  await screenshot(cardEl, { path: path.join(OUT, 'fit-card-phone.png') });
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
+const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
 const KIB = 1024;
 const MIB = 1024 * 1024;
@@ -253,9 +253,9 @@ test('a sparse 6.4 GB Llama-3.2-3B GGUF: 128,256 tokens without slowing the page
   if (process.env.UPDATE_SCREENSHOTS) {
     await page.evaluate(() => document.querySelector('[data-testid=gguf]').scrollIntoView());
     await page.mouse.move(0, 0);
-    await page.screenshot({ path: path.join(ROOT, 'docs/screenshot-ui-gguf.png'), fullPage: false });
+    await screenshot(page, { path: path.join(ROOT, 'docs/screenshot-ui-gguf.png'), fullPage: false });
   }
-  await page.screenshot({ path: path.join(OUT, 'gguf-sparse.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'gguf-sparse.png'), fullPage: true });
   await context.close();
 });
 
@@ -318,7 +318,7 @@ test('split GGUF: three parts make one model; two name the missing one', async (
   assert.match(await missing.innerText(), /part 2 of 3 is missing: split-00002-of-00003\.gguf/);
   const row = two.page.locator('[data-testid=split-part][data-state=missing]');
   assert.match(await row.innerText(), /split-00002-of-00003\.gguf\s+missing/);
-  await two.page.screenshot({ path: path.join(OUT, 'gguf-split-missing.png'), fullPage: true });
+  await screenshot(two.page, { path: path.join(OUT, 'gguf-split-missing.png'), fullPage: true });
   assert.deepEqual(two.errors, []);
   await two.context.close();
 });
@@ -354,7 +354,7 @@ test('corrupted GGUF files show findings, not a blank page', async () => {
       assert.equal(await layoutSum(page), BigInt(buffer.length), name);
     }
   }
-  await page.screenshot({ path: path.join(OUT, 'gguf-broken.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'gguf-broken.png'), fullPage: true });
   assert.deepEqual(errors, []);
   await context.close();
 });

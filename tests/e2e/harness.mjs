@@ -235,6 +235,28 @@ export async function addFileInput(page, id, file) {
   await page.setInputFiles(`#${id}`, file);
 }
 
+/** A view that is read and shown whole: its state `done`, and its tensor table (if any)
+ * past the first rows (the table renders its first rows at once and the rest a frame
+ * later: `data-complete` says which). `view` is `file` or `model`. */
+export const shown = (view = 'file') =>
+  `[data-testid=${view}-view][data-state=done]:not(:has([data-testid=table-wrap][data-complete=false]))`;
+
+/** `target.screenshot(options)` (a page or a locator), asked again when the browser has
+ * not answered in Playwright's 30 s: a CI run on a loaded 2-core machine once timed out in
+ * Chromium's capture of a page that had rendered (its `done` state seen just before), and a
+ * screenshot is a picture for people, not what a test asserts. Three unanswered asks are a
+ * hang, and fail the test. */
+export async function screenshot(target, options) {
+  for (let ask = 1; ; ask++) {
+    try {
+      return await target.screenshot(options);
+    } catch (e) {
+      if (e?.name !== 'TimeoutError' || ask === 3) throw e;
+      console.log(`screenshot ${options?.path ?? ''}: no answer in time (ask ${ask} of 3), asking again`);
+    }
+  }
+}
+
 export const th = (n) => BigInt(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 export const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
+const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
 
 test('a real safetensors file: numbers, table, export, bytes read, no network', async () => {
@@ -224,7 +224,7 @@ test('broken files show findings, not a blank page', async () => {
   assert.deepEqual(codes, ['HeaderTooLarge', 'UnknownFormat', 'FileTooShort']);
   await tabs.nth(0).click();
   await done(page);
-  await page.screenshot({ path: path.join(OUT, 'broken.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'broken.png'), fullPage: true });
   // Closing a view keeps the others.
   await page.click('[data-testid=file-view] button:has-text("Close")');
   assert.equal(await tabs.count(), 3);
@@ -495,7 +495,7 @@ test('screenshots, light and dark, wide and phone', async () => {
     await page.evaluate(() => window.scrollTo(0, 0));
     // The committed pictures in docs/ are refreshed only when asked (UPDATE_SCREENSHOTS=1).
     const dir = name !== 'phone.png' && process.env.UPDATE_SCREENSHOTS ? docs : OUT;
-    await page.screenshot({ path: path.join(dir, name), fullPage: false });
+    await screenshot(page, { path: path.join(dir, name), fullPage: false });
     assert.deepEqual(errors, []);
     await context.close();
   }

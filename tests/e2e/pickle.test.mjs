@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network } from './harness.mjs';
+import { useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
 
 const PICKLE = path.join(FIXTURES, 'pickle');
 const EXPECTED = readJson(path.join(PICKLE, 'expected.json'));
@@ -20,7 +20,7 @@ const SPARSE = path.join(OUT, 'llama32-3b.sparse.pt');
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 60_000 });
+const done = (page) => page.waitForSelector(shown(), { timeout: 60_000 });
 
 async function open(file) {
   const o = await openPage(env.browser, env.server.url);
@@ -158,7 +158,7 @@ test('a dangerous file: an alert card, the dangerous import with its offset and 
   assert.ok(await page.locator('[data-testid=convert]').isDisabled());
   assert.match(await page.textContent('[data-testid=convert-refused]'), /dangerous: it is not converted/);
   const shot = process.env.UPDATE_SCREENSHOTS ? path.join(ROOT, 'docs/screenshot-pickle.png') : path.join(OUT, 'pickle.png');
-  await page.screenshot({ path: shot, fullPage: false });
+  await screenshot(page, { path: shot, fullPage: false });
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -233,7 +233,7 @@ test('PyTorch shards picked together: a pytorch-checkpoint Model tab, safe', asy
   const want = readJson(path.join(dir, 'expected.json'));
   const { context, page, errors } = await openPage(env.browser, env.server.url);
   await page.setInputFiles('[data-testid=file-input]', files);
-  await page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 60_000 });
+  await page.waitForSelector(shown('model'), { timeout: 60_000 });
   assert.equal((await page.textContent('[data-testid=model-format]')).trim(), 'pytorch-checkpoint');
   assert.equal(await page.getAttribute('[data-testid=model-safety]', 'data-verdict'), 'safe');
   assert.equal(await page.getAttribute('[data-testid=model-verdict]', 'data-verdict'), 'sound');

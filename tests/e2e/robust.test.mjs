@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useBrowser, openPage, FIXTURES, OUT } from './harness.mjs';
+import { useBrowser, openPage, FIXTURES, OUT, screenshot } from './harness.mjs';
 
 const env = useBrowser();
 const STALL_MS = 1500;
@@ -56,7 +56,7 @@ test('a panicking parse and a parse that never ends: their tabs close, an error 
   await page.click('[data-testid=tab][title="one_tensor.safetensors"]');
   await page.waitForSelector('[data-testid=file-view][data-state=done]');
   assert.equal(await page.locator('[data-testid=page-panic]').count(), 0, 'the page itself never panicked');
-  await page.screenshot({ path: path.join(OUT, 'robust.png'), fullPage: true });
+  await screenshot(page, { path: path.join(OUT, 'robust.png'), fullPage: true });
   // The worker's panic reaches the console as an uncaught error in the worker only; the
   // page logs none of its own.
   assert.deepEqual(errors.filter((e) => !/unreachable|RuntimeError|panicked/.test(e)), []);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead, shown, screenshot } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -15,7 +15,7 @@ const EMBED = 'model.embed_tokens.weight';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout: 30_000 });
+const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const hexF64 = (hex) => Buffer.from(hex, 'hex').readDoubleLE(0);
 const value = (page, id) => page.getAttribute(`[data-testid=${id}]`, 'data-value');
 
@@ -278,7 +278,7 @@ test('a 788 MB BF16 embedding in a sparse 6 GB file: progress, cancel, then a fu
   console.log('values throughput (worker, 788 MB BF16 of zeros):', JSON.stringify(figures));
   fs.writeFileSync(path.join(OUT, 'values-figures.json'), JSON.stringify(figures, null, 2));
   if (process.env.UPDATE_SCREENSHOTS) {
-    await page.locator('[data-testid=values-panel]').screenshot({ path: path.join(OUT, 'values-embed.png') });
+    await screenshot(page.locator('[data-testid=values-panel]'), { path: path.join(OUT, 'values-embed.png') });
   }
   assert.deepEqual(errors, []);
   await context.close();
@@ -354,7 +354,7 @@ test('screenshot of the values panel', async () => {
     const panel = page.locator('[data-testid=values-panel]');
     await panel.scrollIntoViewIfNeeded();
     const name = `values-${scheme}-${vw.width}.png`;
-    await panel.screenshot({ path: path.join(OUT, name) });
+    await screenshot(panel, { path: path.join(OUT, name) });
     if (process.env.UPDATE_SCREENSHOTS && scheme === 'light' && vw.width === 1280) {
       fs.copyFileSync(path.join(OUT, name), path.join(path.dirname(OUT), '../../docs/screenshot-ui-values.png'));
     }

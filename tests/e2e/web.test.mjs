@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, useBrowser, openPage as openCounted, th, readJson, FIXTURES, OUT, DIST, network } from './harness.mjs';
+import { serve, useBrowser, openPage as openCounted, th, readJson, FIXTURES, OUT, DIST, network, shown } from './harness.mjs';
 import { fileServer } from './fileserver.mjs';
 
 const env = useBrowser();
@@ -24,7 +24,7 @@ const AUDIT_GGUF = path.join(FIXTURES, 'audit/gguf/tied-BF16.gguf');
 const HEAD = 64 * 1024;
 const MIB = 1 << 20;
 
-const done = (page, timeout = 30_000) => page.waitForSelector('[data-testid=file-view][data-state=done]', { timeout });
+const done = (page, timeout = 30_000) => page.waitForSelector(shown(), { timeout });
 const text = (page, sel) => page.locator(sel).first().innerText();
 const q = (u) => encodeURIComponent(u);
 
@@ -208,7 +208,7 @@ test('an index URL pulls its shards and the config.json beside it', async () => 
   const from = files.log.length;
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?url=${q(url)}`);
   await page.waitForSelector('[data-testid=model-tab]');
-  await page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 30_000 });
+  await page.waitForSelector(shown('model'), { timeout: 30_000 });
   const paths = files.gets(from).map((g) => g.path).sort();
   assert.deepEqual(paths, ['/ckpt/config.json', '/ckpt/model.safetensors.index.json', ...shards.map((s) => `/ckpt/${s}`)].sort());
   assert.equal(await page.locator('[data-testid=tab]').count(), shards.length);
@@ -325,7 +325,7 @@ test('?hf= against a local Hub: a checkpoint through its index, a GGUF repo\'s q
   try {
     const base = hub.url.replace(/\/$/, '');
     const { context, page, errors } = await openPage(env.browser, `${env.server.url}?hf=org/ckpt&hub=${q(base)}`);
-    await page.waitForSelector('[data-testid=model-view][data-state=done]', { timeout: 30_000 });
+    await page.waitForSelector(shown('model'), { timeout: 30_000 });
     assert.equal(await page.locator('[data-testid=model-tab]').innerText().then((s) => s.includes('org/ckpt')), true);
     const api = hub.gets().filter((g) => g.path.startsWith('/api/'));
     assert.deepEqual(api.map((g) => g.path), ['/api/models/org/ckpt']);

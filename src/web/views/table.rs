@@ -275,7 +275,8 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
     let export_status = use_state(|| None::<&'static str>);
     let tree = use_state(|| false);
     let show_layout = use_state(|| true);
-    // the first rows at once, the rest once those are painted
+    // the first rows at once, the rest once those are painted (`data-complete` on the
+    // table's box says which: a test that reads every row waits for it)
     let limit = if crate::web::hooks::use_painted(()) { usize::MAX } else { FIRST_ROWS };
     let expanded = use_state(HashSet::<String>::new);
     // tensors per storage key of a pickle-based file (its rows name at most 16 others)
@@ -602,7 +603,7 @@ pub fn tensor_table(p: &TensorTableProps) -> Html {
                 </span>
             </div>
             <div class={classes!("table-wrap", virtual_rows.then_some("virtual"))} ref={wrap_ref} onscroll={on_scroll}
-                data-testid="table-wrap" data-rows={total_rows.to_string()}>
+                data-testid="table-wrap" data-rows={total_rows.to_string()} data-complete={(limit == usize::MAX).to_string()}>
                 <table data-testid="tensor-table">
                     <thead><tr>
                         { for COLUMNS.iter().take(2).map(|(c, l, h)| header_cell(*c, l, h)) }
