@@ -18,11 +18,16 @@ step() { printf '\n==== %s  (at %s)\n' "$*" "$(at)"; }
 
 # The wheel, the pre-commit hook and the GitHub Action run beside every step below, from the
 # start, with a target directory of their own (their native release build would otherwise
-# wait for the other builds' lock on target/): most of their time is one-core work (a
-# fat-LTO link, pip), which the other steps leave room for. Their output is printed when
-# they are done.
+# wait for the other builds' lock on target/). Their output is printed when they are done.
+# Their build is the release profile made light (opt-level 0, no LTO, 16 codegen units):
+# what they check is how the wheel is built, installed and run, which the profile does not
+# change, and with the product's own profile (fat LTO, one codegen unit, opt-level "z")
+# they were the largest single piece of CPU work beside the steps below on 2 cores. Alone
+# on the idle machine (2026-12-03): 279 s and 289 CPU-seconds with it, 142 s and 154 with
+# this one (opt-level 1: 229 s, 339 CPU-seconds).
 step "the wheel, the pre-commit hook and the GitHub Action (beside the steps below)"
-(CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
+(export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
+ CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
 npm_build=""
 trap 'kill "$integrations" $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
