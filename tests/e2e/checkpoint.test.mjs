@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot, done } from './harness.mjs';
 
 const CKPT = path.join(FIXTURES, 'checkpoint');
 const EXPECTED = readJson(path.join(CKPT, 'expected.json'));
@@ -18,7 +18,7 @@ const SPARSE = path.join(OUT, 'llama32-3b-ckpt');
 const env = useBrowser();
 
 const text = async (page, sel) => (await page.locator(sel).first().textContent()).trim();
-const modelDone = (page) => page.waitForSelector(shown('model'), { timeout: 60_000 });
+const modelDone = (page) => done(page, 60_000, 'model');
 
 /** N of a safetensors file (its first 8 bytes). */
 function headerLen(file) {

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot, done } from './harness.mjs';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
 const KIB = 1024;
 const MIB = 1024 * 1024;

@@ -241,6 +241,9 @@ export async function addFileInput(page, id, file) {
 export const shown = (view = 'file') =>
   `[data-testid=${view}-view][data-state=done]:not(:has([data-testid=table-wrap][data-complete=false]))`;
 
+/** Waits until a view is `shown` (above); a timeout only stops a hang. */
+export const done = (page, timeout = 30_000, view = 'file') => page.waitForSelector(shown(view), { timeout });
+
 /** `target.screenshot(options)` (a page or a locator), asked again when the browser has
  * not answered in Playwright's 30 s: a CI run on a loaded 2-core machine once timed out in
  * Chromium's capture of a page that had rendered (its `done` state seen just before), and a

@@ -6,11 +6,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
+import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot, done } from './harness.mjs';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const text = (page, sel) => page.locator(sel).first().innerText();
 
 test('a real safetensors file: numbers, table, export, bytes read, no network', async () => {

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot } from './harness.mjs';
+import { useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot, done } from './harness.mjs';
 
 const PICKLE = path.join(FIXTURES, 'pickle');
 const EXPECTED = readJson(path.join(PICKLE, 'expected.json'));
@@ -20,12 +20,11 @@ const SPARSE = path.join(OUT, 'llama32-3b.sparse.pt');
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector(shown(), { timeout: 60_000 });
 
 async function open(file) {
   const o = await openPage(env.browser, env.server.url);
   await o.page.setInputFiles('[data-testid=file-input]', file);
-  await done(o.page);
+  await done(o.page, 60_000);
   return o;
 }
 
@@ -188,7 +187,7 @@ test('names from the file are text, never markup; an import performed three time
   const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from(`${call}0${call}0${call}.`, 'latin1')]);
   const { context, page } = await openPage(env.browser, env.server.url);
   await page.setInputFiles('[data-testid=file-input]', { name: 'markup.pkl', mimeType: 'application/octet-stream', buffer: evil });
-  await done(page);
+  await done(page, 60_000);
   const rows = await globalsOf(page);
   assert.equal(rows.length, 1, JSON.stringify(rows));
   assert.equal(rows[0][1], '<img src=x onerror="window.__pwned=1">.system');
@@ -252,7 +251,7 @@ test('a sparse 6.4 GB torch zip: inventory from the pickle + < 128 KiB, converte
   const from = requests.length;
   const t0 = Date.now();
   await page.setInputFiles('[data-testid=file-input]', SPARSE);
-  await done(page);
+  await done(page, 60_000);
   const inventoryMs = Date.now() - t0;
   const read = await bytesRead(page);
   assert.ok(read <= want.pickle.len + 128 * 1024, `read ${read} bytes for a ${want.pickle.len}-byte pickle`);

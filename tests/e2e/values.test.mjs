@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead, shown, screenshot } from './harness.mjs';
+import { serve, useBrowser, openPage, addFileInput, th, readJson, FIXTURES, OUT, ROOT, bytesRead, shown, screenshot, done } from './harness.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'values_expected.json'));
 const SPARSE = path.join(OUT, 'llama32-3b.sparse.safetensors');
@@ -15,7 +15,6 @@ const EMBED = 'model.embed_tokens.weight';
 
 const env = useBrowser();
 
-const done = (page) => page.waitForSelector(shown(), { timeout: 30_000 });
 const hexF64 = (hex) => Buffer.from(hex, 'hex').readDoubleLE(0);
 const value = (page, id) => page.getAttribute(`[data-testid=${id}]`, 'data-value');
 

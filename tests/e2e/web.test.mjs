@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, useBrowser, openPage as openCounted, th, readJson, FIXTURES, OUT, DIST, network, shown } from './harness.mjs';
+import { serve, useBrowser, openPage as openCounted, th, readJson, FIXTURES, OUT, DIST, network, shown, done } from './harness.mjs';
 import { fileServer } from './fileserver.mjs';
 
 const env = useBrowser();
@@ -24,7 +24,6 @@ const AUDIT_GGUF = path.join(FIXTURES, 'audit/gguf/tied-BF16.gguf');
 const HEAD = 64 * 1024;
 const MIB = 1 << 20;
 
-const done = (page, timeout = 30_000) => page.waitForSelector(shown(), { timeout });
 const text = (page, sel) => page.locator(sel).first().innerText();
 const q = (u) => encodeURIComponent(u);
 
