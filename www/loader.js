@@ -155,6 +155,11 @@ if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.t
     if (document.readyState === 'complete') idle();
     else addEventListener('load', idle, { once: true });
   }
+}
+
+// What reaches the first view before the app runs is kept for it — also while a deep link
+// (?url=, ?hf=, #file=) is starting it: a file chosen meanwhile is opened beside it.
+if (shell) {
   const hand = (pending) => {
     performance.mark('tensorpeek: file given');
     tp.pending = pending;

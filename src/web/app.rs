@@ -77,8 +77,11 @@ fn mark(v: Verdict) -> (&'static str, &'static str) {
 /// Resolves what was given (URLs, a Hub repository) and opens it; failures go to the
 /// error panel, notes to the notes panel, a GGUF repository's models to the chooser.
 fn open_given(given: Vec<Given>, hub: String, open: Callback<OpenRequest>, d: UseReducerDispatcher<State>) {
+    let asked = super::hooks::ask();
     wasm_bindgen_futures::spawn_local(async move {
-        let r = resolve(given, &hub).await;
+        let mut r = resolve(given, &hub).await;
+        // Behind what the person asked for while these were resolved.
+        r.request.asked = Some(asked);
         for (name, message) in r.failed {
             d.dispatch(Action::Failed { id: None, name, message });
         }
@@ -232,13 +235,17 @@ pub fn app() -> Html {
     };
     {
         // What reached the first view (index.html's plain-HTML copy) before the app ran.
-        let (open, on_url) = (open.clone(), on_url.clone());
+        let (open, on_url, link) = (open.clone(), on_url.clone(), pending.clone());
         use_effect_with((), move |_| {
             // What was typed in the first view moves to the app's controls once they are all
             // in the document (child components render after this effect; the microtask
             // still runs before a paint).
             wasm_bindgen_futures::spawn_local(async { shell::restore() });
-            let take = std::rc::Rc::new(move || match shell::take() {
+            let take = std::rc::Rc::new(move || match shell::take().inspect(|_| {
+                // The person chose something else while the page's deep link was starting
+                // the app: what they chose is shown, not the link's tab.
+                link.borrow_mut().take();
+            }) {
             Some(Handoff::Url(text)) => on_url.emit(text),
             Some(Handoff::Picked { files, .. }) => {
                 let (files, from_folder) = named(files.into_iter());

@@ -40,6 +40,10 @@ pub struct OpenRequest {
     pub title: Option<String>,
     /// Entries of a dropped folder that were not walked (too deep, too many), as text.
     pub notes: Vec<String>,
+    /// The ask ([`ask`]) this request answers when it was formed a while after it (URLs
+    /// resolved first): if the person asked for something else meanwhile, its tabs open
+    /// behind what is shown. `None`: asked now.
+    pub asked: Option<u64>,
 }
 
 impl OpenRequest {
@@ -65,7 +69,30 @@ fn is_checkpoint_set(names: &[String], from_folder: bool) -> bool {
 pub fn use_open_files(dispatcher: UseReducerDispatcher<State>, sources: Sources) -> Callback<OpenRequest> {
     let next_id = use_mut_ref(|| 0u32);
     use_callback((dispatcher, sources), move |req: OpenRequest, (d, sources)| {
-        open(req, &next_id, d.clone(), sources.clone());
+        let behind = match req.asked {
+            Some(n) => ASKS.with(|a| a.get()) != n,
+            None => {
+                ask();
+                false
+            }
+        };
+        open(req, behind, &next_id, d.clone(), sources.clone());
+    })
+}
+
+thread_local! {
+    /// How many times the person asked for files to be opened ([`ask`]).
+    static ASKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The person asks for files to be opened (a pick, a drop, a URL or the address): the ask's
+/// number, for a request formed later ([`OpenRequest::asked`]). Whatever was asked last is
+/// shown.
+pub fn ask() -> u64 {
+    ASKS.with(|a| {
+        let n = a.get().wrapping_add(1);
+        a.set(n);
+        n
     })
 }
 
@@ -96,8 +123,8 @@ enum Given {
     Url { url: String, link: String },
 }
 
-fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<State>, sources: Sources) {
-    let OpenRequest { files, urls, companions: preloaded, from_folder, title, notes } = req;
+fn open(req: OpenRequest, behind: bool, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<State>, sources: Sources) {
+    let OpenRequest { files, urls, companions: preloaded, from_folder, title, notes, asked: _ } = req;
     let mut items: Vec<(String, Given)> = files.into_iter().map(|(n, f)| (n, Given::File(f))).collect();
     items.extend(urls.into_iter().map(|u| (u.name, Given::Url { url: u.url, link: u.link })));
     if items.is_empty() {
@@ -161,12 +188,12 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
         inputs.push(JobInput { name, file, url, id, explain: !checkpoint, fault });
     }
     let cid = checkpoint.then(&mut take_id);
-    d.dispatch(Action::Add(tabs));
+    d.dispatch(Action::Add { files: tabs, behind });
     if let Some(id) = cid {
         let folder = title
             .or_else(|| names.iter().find_map(|n| n.split_once('/').map(|(dir, _)| dir.to_string())))
             .unwrap_or_else(|| "checkpoint".to_string());
-        d.dispatch(Action::AddCheckpoint(CheckpointTab {
+        let tab = CheckpointTab {
             id,
             name: folder,
             shard_ids: inputs.iter().filter_map(|i| i.id).collect(),
@@ -177,7 +204,8 @@ fn open(req: OpenRequest, next_id: &Rc<RefCell<u32>>, d: UseReducerDispatcher<St
             started_ms: started,
             took_ms: None,
             links,
-        }));
+        };
+        d.dispatch(Action::AddCheckpoint { tab, behind });
     }
     let classify_by_content = inputs.iter().all(|i| i.url.is_some());
     opener::start(JobPlan { inputs, companions: preloaded, checkpoint: cid, notes, stall_ms: stall.unwrap_or(opener::STALL_MS), classify_by_content }, d);

@@ -239,8 +239,9 @@ impl State {
 }
 
 pub enum Action {
-    /// Files were dropped, picked or given by URL.
-    Add(Vec<NewFile>),
+    /// Files were dropped, picked or given by URL; the last is shown unless `behind` (then
+    /// only when nothing is shown yet).
+    Add { files: Vec<NewFile>, behind: bool },
     /// What reading a file over HTTP cost so far.
     Fetched(u32, Fetch),
     /// The tensor filter of a tab changed.
@@ -257,8 +258,9 @@ pub enum Action {
     Show(u32),
     /// A tensor row was chosen (or `None` to clear).
     Select(Option<(u32, usize)>),
-    /// A checkpoint's files were given (replaces an earlier checkpoint); its tab is shown.
-    AddCheckpoint(CheckpointTab),
+    /// A checkpoint's files were given (replaces an earlier checkpoint); its tab is shown
+    /// unless `behind` (as for [`Action::Add`]).
+    AddCheckpoint { tab: CheckpointTab, behind: bool },
     /// The checkpoint's model was built (ignored when it was closed meanwhile).
     CheckpointLoaded { id: u32, data: Rc<CheckpointData>, bytes_read: u64, now_ms: f64 },
     /// A tensor's values were read: (file id, tensor index, stats).
@@ -278,9 +280,11 @@ impl Reducible for State {
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut s = (*self).clone();
         match action {
-            Action::Add(list) => {
-                for NewFile { id, name, size, started_ms, link } in list {
-                    s.current = Some(id);
+            Action::Add { files, behind } => {
+                for NewFile { id, name, size, started_ms, link } in files {
+                    if !behind || s.current.is_none() {
+                        s.current = Some(id);
+                    }
                     s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None, link, fetch: None });
                 }
             }
@@ -328,8 +332,13 @@ impl Reducible for State {
             Action::Note(Some(n)) => s.notes.push(n),
             Action::Note(None) => s.notes.clear(),
             Action::Select(sel) => s.selected = sel,
-            Action::AddCheckpoint(c) => {
-                s.current = Some(c.id);
+            Action::AddCheckpoint { tab: c, behind } => {
+                // Behind: shown only in place of its own shards' tabs, of the checkpoint it
+                // replaces, or of nothing.
+                let own = |id: u32| c.shard_ids.contains(&id) || s.checkpoint.as_ref().is_some_and(|old| old.id == id);
+                if !behind || s.current.is_none_or(own) {
+                    s.current = Some(c.id);
+                }
                 s.checkpoint = Some(c);
             }
             Action::CheckpointLoaded { id, data, bytes_read, now_ms } => match s.checkpoint.as_mut() {

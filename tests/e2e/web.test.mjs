@@ -384,6 +384,29 @@ test('a deep link restores file, tab, filter and tensor; Copy link; local files 
   await context.close();
 });
 
+test('a file chosen in the first view while a deep link is starting the app is opened beside it, not lost', async () => {
+  // The app's wasm is held back until the file has been given, so that the file surely
+  // reaches the first view's plain-HTML input (www/loader.js keeps it for the app).
+  let release;
+  const given = new Promise((ok) => { release = ok; });
+  const link = `${env.server.url}#file=${q(`${files.url}m/values.gguf`)}`;
+  const { context, page, errors } = await openPage(env.browser, 'about:blank', { waitFor: null, app: false });
+  await page.route(/\/tensorpeek-[0-9a-f]+_bg\.wasm$/, async (route) => { await given; await route.continue(); });
+  await page.goto(link);
+  await page.setInputFiles('#shell [data-testid=file-input]', path.join(FIXTURES, 'values_np.safetensors'));
+  release();
+  await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  await done(page);
+  // The file chosen is the one shown; the deep link's file opened (or failed) beside it.
+  assert.equal(await page.locator('[data-testid=tab][aria-selected=true]').innerText().then((t) => t.trim().split('\n').pop()), 'values_np.safetensors');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab]').length + document.querySelectorAll('[data-testid=error-item]').length === 2, null, { timeout: 30_000 });
+  const tabs = await page.locator('[data-testid=tab] .tabname').allInnerTexts();
+  const failed = await page.locator('[data-testid=error-item]').allInnerTexts();
+  assert.ok(tabs.includes('values.gguf') || failed.some((f) => f.startsWith('values.gguf')), `${tabs} | ${failed}`);
+  void errors;
+  await context.close();
+});
+
 test('the tensor table as CSV and Markdown: downloads and clipboard match the reference reader', async () => {
   const want = readJson(path.join(FIXTURES, 'tiny_model.safetensors.expected.json'));
   const { context, page, errors } = await openPage(env.browser, env.server.url);
