@@ -398,7 +398,7 @@ test('a file chosen in the first view while a deep link is starting the app is o
   await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   await done(page);
   // The file chosen is the one shown; the deep link's file opened (or failed) beside it.
-  assert.equal(await page.locator('[data-testid=tab][aria-selected=true]').innerText().then((t) => t.trim().split('\n').pop()), 'values_np.safetensors');
+  assert.equal(await page.locator('[data-testid=tab][aria-selected=true] .tabname').innerText(), 'values_np.safetensors');
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=tab]').length + document.querySelectorAll('[data-testid=error-item]').length === 2, null, { timeout: 30_000 });
   const tabs = await page.locator('[data-testid=tab] .tabname').allInnerTexts();
   const failed = await page.locator('[data-testid=error-item]').allInnerTexts();
