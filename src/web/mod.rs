@@ -7,7 +7,7 @@
 //!   hook), [`folder`] (walking a dropped folder), [`remote`] (the page's address, deep
 //!   links and resolving URLs and Hub repositories), [`warm`] (the first file view
 //!   rendered once, unseen, while idle), [`shell`] (taking over from the first view's plain
-//!   HTML), [`perf`] (the clock, trace marks, the warm-up's stand-down);
+//!   HTML), [`perf`] (the clock, trace marks);
 //! - [`views`]: every card and tab, and what they share;
 //! - [`worker`]: what runs in a Web Worker, its typed messages, and the page's end of each
 //!   worker (the warm spare, one job, the open jobs).
@@ -28,9 +28,20 @@ pub mod views;
 pub mod warm;
 pub mod worker;
 
-/// Installs the panic hook and mounts the app on `<body>`.
+/// Installs the panic hook, warms the file view unseen, then mounts the app on `<body>`.
+///
+/// The warm-up comes before the take-over: while it renders (two made-up files, ~200 ms
+/// in all), the first view and www/loader.js still own the page, so a file given in that
+/// moment is read at once by the loader's parse worker and its first rows shown by the
+/// loader (the app then takes over that job), instead of waiting behind the warm-up's
+/// renders (README, Performance: the cold drop, the file 1 s after the load event).
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
+    warm::first_view(take_over);
+}
+
+/// The app takes the page over from the first view.
+fn take_over() {
     // www/loader.js started the parse worker before the app: it becomes the app's spare
     // (or its first open job's worker, web/worker/opener.rs), and a file dropped from now on
     // is the app's to read.
@@ -38,7 +49,6 @@ pub fn start() {
     worker::pool::warm();
     shell::remove();
     yew::Renderer::<app::App>::new().render();
-    warm::first_view();
     register_service_worker();
 }
 

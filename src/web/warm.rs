@@ -14,8 +14,7 @@ use gloo::timers::future::TimeoutFuture;
 use std::rc::Rc;
 use yew::prelude::*;
 
-/// How long after the app starts the warm-up begins: its own first render and the spare
-/// worker's start come first.
+/// How long after the app's wasm has started the warm-up begins.
 const START_AFTER_MS: u32 = 50;
 /// The made-up files' inspections (`crate::samples::samples`), encoded as the parse worker
 /// encodes its answers: made by the parsers natively and committed, kept current by
@@ -36,41 +35,48 @@ fn warm_view(p: &WarmProps) -> Html {
     html! { <FileView file={p.file.clone()} /> }
 }
 
-/// Starts the warm-up (once per page) — unless a file is already on its way: the app was
-/// started by a file chosen or dropped before it ran (the loader holds it), or by an
-/// address that names files; then that file warms the view itself, and a warm-up would
-/// only run beside it.
-pub fn first_view() {
+/// Runs the warm-up (once per page), then `then` (the app's take-over) — at once, without
+/// a warm-up, when a file is already on its way: the app was started by a file chosen or
+/// dropped before it ran (the loader holds it), or by an address that names files; then
+/// that file warms the view itself. A file given while the warm-up runs (the loader keeps
+/// it and reads it in its parse worker) ends the warm-up at its next step.
+pub fn first_view(then: impl FnOnce() + 'static) {
     if file_is_coming() {
+        then();
         return;
     }
-    wasm_bindgen_futures::spawn_local(async {
+    wasm_bindgen_futures::spawn_local(async move {
         TimeoutFuture::new(START_AFTER_MS).await;
-        // decoded on this thread as a worker's answer is (see `crate::samples`)
-        let Ok(inspections) = crate::samples::decode_view_inspections(VIEW_INSPECTIONS) else { return };
-        for inspection in inspections {
-            if super::perf::stood_down() {
-                return;
-            }
-            let name = inspection.name.clone();
-            let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.create_element("div").ok()) else { return };
-            let inspection = Rc::new(inspection);
-            let file = FileEntry {
-                id: u32::MAX,
-                name: name.clone(),
-                size: inspection.size,
-                status: Status::Done(Shared(inspection.clone()), Tensors::of(inspection)),
-                started_ms: 0.0,
-                took_ms: Some(0.0),
-                link: None,
-                fetch: None,
-            };
-            let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
-            TimeoutFuture::new(MOUNTED_MS).await;
-            handle.destroy();
-            super::perf::mark(&format!("warmed {name}"));
-        }
+        warm_views().await;
+        then();
     });
+}
+
+async fn warm_views() {
+    // decoded on this thread as a worker's answer is (see `crate::samples`)
+    let Ok(inspections) = crate::samples::decode_view_inspections(VIEW_INSPECTIONS) else { return };
+    for inspection in inspections {
+        if super::shell::has_pending() {
+            return;
+        }
+        let name = inspection.name.clone();
+        let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.create_element("div").ok()) else { return };
+        let inspection = Rc::new(inspection);
+        let file = FileEntry {
+            id: u32::MAX,
+            name: name.clone(),
+            size: inspection.size,
+            status: Status::Done(Shared(inspection.clone()), Tensors::of(inspection)),
+            started_ms: 0.0,
+            took_ms: Some(0.0),
+            link: None,
+            fetch: None,
+        };
+        let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
+        TimeoutFuture::new(MOUNTED_MS).await;
+        handle.destroy();
+        super::perf::mark(&format!("warmed {name}"));
+    }
 }
 
 fn file_is_coming() -> bool {

@@ -277,14 +277,29 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   await context.close();
 });
 
-test('with no file coming, the app warms its first view unseen: both made-up files rendered, nothing shown, nothing read', async () => {
-  const { context, page, errors } = await openPage(env.browser, env.server.url, { app: false });
+test('with no file coming, the app warms its first view unseen, before it takes over from the first view: both made-up files rendered, nothing shown, nothing read', async () => {
+  // ?lazy: the app starts on the hover below, after the observer is in place
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  // What the page was when the first made-up file's view had been rendered: the warm-up
+  // runs while the first view and www/loader.js still own the page (web/mod.rs `start`),
+  // so that a file given meanwhile is read by the loader's parse worker at once.
+  await page.evaluate(() => {
+    new PerformanceObserver((list) => {
+      for (const m of list.getEntries()) {
+        if (m.name === 'tensorpeek: warmed warm.safetensors') window.__atFirstWarm = { shell: !!document.getElementById('shell'), running: !!window.__tensorpeek?.running };
+      }
+    }).observe({ type: 'mark' });
+  });
   await page.hover('[data-testid=dropzone]');
   // web/warm.rs marks each made-up file once its view was rendered and unmounted; the
   // inspections are the committed src/web/warm_view.postcard, decoded as a worker's answer
   const marks = () => performance.getEntriesByType('mark').map((m) => m.name).filter((n) => n.startsWith('tensorpeek: warmed'));
   await page.waitForFunction((n) => performance.getEntriesByType('mark').filter((m) => m.name.startsWith('tensorpeek: warmed')).length >= n, 2, { timeout: 30_000 });
   assert.deepEqual(await page.evaluate(marks), ['tensorpeek: warmed warm.safetensors', 'tensorpeek: warmed warm.gguf']);
+  await page.waitForFunction(() => window.__atFirstWarm);
+  assert.deepEqual(await page.evaluate(() => window.__atFirstWarm), { shell: true, running: false }, 'the first view still the page\'s at the first warm view');
+  // then the app takes over
+  await page.waitForFunction(() => window.__tensorpeek?.running && !document.getElementById('shell'));
   assert.equal(await page.locator('[data-testid=file-view]').count(), 0, 'nothing of it in the page');
   assert.equal(await page.locator('[data-testid=tensor-row]').count(), 0);
   assert.equal(await bytesRead(page), 0, 'no Blob read');
