@@ -7,7 +7,7 @@
 //!   hook), [`folder`] (walking a dropped folder), [`remote`] (the page's address, deep
 //!   links and resolving URLs and Hub repositories), [`warm`] (the first file view
 //!   rendered once, unseen, while idle), [`shell`] (taking over from the first view's plain
-//!   HTML), [`perf`] (the clock, trace marks);
+//!   HTML), [`perf`] (the clock, trace marks, the warm-up's stand-down);
 //! - [`views`]: every card and tab, and what they share;
 //! - [`worker`]: what runs in a Web Worker, its typed messages, and the page's end of each
 //!   worker (the warm spare, one job, the open jobs).

@@ -39,16 +39,30 @@ fn warm_view(p: &WarmProps) -> Html {
 /// a warm-up, when a file is already on its way: the app was started by a file chosen or
 /// dropped before it ran (the loader holds it), or by an address that names files; then
 /// that file warms the view itself. A file given while the warm-up runs (the loader keeps
-/// it and reads it in its parse worker) ends the warm-up at its next step.
+/// it and reads it in its parse worker) ends the warm-up at its next step. An embedded
+/// page (`?embed`) keeps its first view hidden until the app shows its own, so there the
+/// app takes over first and warms after, standing down when it opens a file
+/// (`perf::stand_down`).
 pub fn first_view(then: impl FnOnce() + 'static) {
     if file_is_coming() {
         then();
         return;
     }
+    // as www/loader.js decides to hide the first view: `embed` in the query, any value
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let embedded = web_sys::UrlSearchParams::new_with_str(&search).is_ok_and(|p| p.has("embed"));
+    let mut then = Some(then);
+    if embedded {
+        if let Some(t) = then.take() {
+            t();
+        }
+    }
     wasm_bindgen_futures::spawn_local(async move {
         TimeoutFuture::new(START_AFTER_MS).await;
         warm_views().await;
-        then();
+        if let Some(t) = then {
+            t();
+        }
     });
 }
 
@@ -56,7 +70,7 @@ async fn warm_views() {
     // decoded on this thread as a worker's answer is (see `crate::samples`)
     let Ok(inspections) = crate::samples::decode_view_inspections(VIEW_INSPECTIONS) else { return };
     for inspection in inspections {
-        if super::shell::has_pending() {
+        if super::shell::has_pending() || super::perf::stood_down() {
             return;
         }
         let name = inspection.name.clone();

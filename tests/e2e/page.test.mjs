@@ -307,6 +307,22 @@ test('with no file coming, the app warms its first view unseen, before it takes 
   await context.close();
 });
 
+test('an embedded page (?embed=1), whose first view stays hidden until the app shows its own, is taken over before the warm-up, which follows', async () => {
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false });
+  await page.evaluate(() => {
+    new PerformanceObserver((list) => {
+      for (const m of list.getEntries()) {
+        if (m.name === 'tensorpeek: warmed warm.safetensors') window.__atFirstWarm = { shell: !!document.getElementById('shell'), running: !!window.__tensorpeek?.running };
+      }
+    }).observe({ type: 'mark', buffered: true });
+  });
+  await page.waitForFunction(() => window.__atFirstWarm, null, { timeout: 30_000 });
+  assert.deepEqual(await page.evaluate(() => window.__atFirstWarm), { shell: false, running: true }, 'the app\'s own view first');
+  await page.waitForSelector('.app.embed[data-testid=dropzone]', { state: 'visible' });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the first view is plain HTML: no app code before it (with ?lazy: until a file is coming); it looks as the app\'s; what was begun in it is handed over; without ?lazy the app comes in idle time', async () => {
   // What the app's empty view shows (its text: the white space between HTML's tags aside),
   // and where: the plain-HTML copy must match it.

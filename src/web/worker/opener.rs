@@ -127,6 +127,7 @@ pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
 
 /// Reads the inputs `batch` (job indices) in a fresh worker.
 fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
+    crate::web::perf::stand_down();
     if batch.is_empty() {
         finish(job);
         return;
