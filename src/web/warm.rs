@@ -51,17 +51,17 @@ pub fn first_view(then: impl FnOnce() + 'static) {
     // as www/loader.js decides to hide the first view: `embed` in the query, any value
     let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
     let embedded = web_sys::UrlSearchParams::new_with_str(&search).is_ok_and(|p| p.has("embed"));
-    let mut then = Some(then);
-    if embedded {
-        if let Some(t) = then.take() {
-            t();
-        }
-    }
+    let after = if embedded {
+        then();
+        None
+    } else {
+        Some(then)
+    };
     wasm_bindgen_futures::spawn_local(async move {
         TimeoutFuture::new(START_AFTER_MS).await;
         warm_views().await;
-        if let Some(t) = then {
-            t();
+        if let Some(then) = after {
+            then();
         }
     });
 }

@@ -277,19 +277,23 @@ test('dropping files (dragenter, dragover, drop with a DataTransfer)', async () 
   await context.close();
 });
 
+// Records, in window.__atFirstWarm, whether the first view (#shell) was still in the page and
+// the app running when the first made-up file's view had been warmed (web/warm.rs's mark).
+const watchFirstWarm = (page, { buffered = false } = {}) => page.evaluate((buffered) => {
+  new PerformanceObserver((list) => {
+    for (const m of list.getEntries()) {
+      if (m.name === 'tensorpeek: warmed warm.safetensors') window.__atFirstWarm = { shell: !!document.getElementById('shell'), running: !!window.__tensorpeek?.running };
+    }
+  }).observe({ type: 'mark', buffered });
+}, buffered);
+
 test('with no file coming, the app warms its first view unseen, before it takes over from the first view: both made-up files rendered, nothing shown, nothing read', async () => {
   // ?lazy: the app starts on the hover below, after the observer is in place
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
   // What the page was when the first made-up file's view had been rendered: the warm-up
   // runs while the first view and www/loader.js still own the page (web/mod.rs `start`),
   // so that a file given meanwhile is read by the loader's parse worker at once.
-  await page.evaluate(() => {
-    new PerformanceObserver((list) => {
-      for (const m of list.getEntries()) {
-        if (m.name === 'tensorpeek: warmed warm.safetensors') window.__atFirstWarm = { shell: !!document.getElementById('shell'), running: !!window.__tensorpeek?.running };
-      }
-    }).observe({ type: 'mark' });
-  });
+  await watchFirstWarm(page);
   await page.hover('[data-testid=dropzone]');
   // web/warm.rs marks each made-up file once its view was rendered and unmounted; the
   // inspections are the committed src/web/warm_view.postcard, decoded as a worker's answer
@@ -309,13 +313,7 @@ test('with no file coming, the app warms its first view unseen, before it takes 
 
 test('an embedded page (?embed=1), whose first view stays hidden until the app shows its own, is taken over before the warm-up, which follows', async () => {
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false });
-  await page.evaluate(() => {
-    new PerformanceObserver((list) => {
-      for (const m of list.getEntries()) {
-        if (m.name === 'tensorpeek: warmed warm.safetensors') window.__atFirstWarm = { shell: !!document.getElementById('shell'), running: !!window.__tensorpeek?.running };
-      }
-    }).observe({ type: 'mark', buffered: true });
-  });
+  await watchFirstWarm(page, { buffered: true });
   await page.waitForFunction(() => window.__atFirstWarm, null, { timeout: 30_000 });
   assert.deepEqual(await page.evaluate(() => window.__atFirstWarm), { shell: false, running: true }, 'the app\'s own view first');
   await page.waitForSelector('.app.embed[data-testid=dropzone]', { state: 'visible' });
