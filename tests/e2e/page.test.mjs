@@ -435,6 +435,44 @@ test('a file given before the app runs: the parse worker reads it and its first 
   await context.close();
 });
 
+test('the first view\'s parse worker: its wasm fetched by the page, once; a file given while it loads waits in the worker and is answered before any warm-up', async () => {
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  // The parse worker's wasm is held back until the file has been given (its job is then
+  // surely posted before the worker's program runs); the app's own code until the first
+  // rows are on screen.
+  let releaseWasm, releaseApp, asked = 0;
+  const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
+  const appHeld = new Promise((ok) => { releaseApp = ok; });
+  await context.route(/tensorpeek-worker_bg\.wasm$/, async (route) => { asked++; await wasmHeld; await route.continue(); });
+  await context.route(/tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await appHeld; await route.continue(); });
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForFunction(() => !!window.__tensorpeek.early, null, { timeout: 30_000 });
+  releaseWasm();
+  await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
+  const names = await page.$$eval('#shell [data-testid=early-inventory] [data-testid=tensor-row]', (rs) => rs.map((r) => r.dataset.name));
+  assert.deepEqual(names.sort(), want.tensors.map((t) => t.name).sort());
+  // The page fetched the worker's wasm (it is in the page's own timeline), and nobody else.
+  assert.equal(asked, 1, 'one request for the parse worker\'s wasm');
+  assert.equal(await page.evaluate(() => performance.getEntriesByType('resource').filter((r) => r.name.endsWith('/tensorpeek-worker_bg.wasm')).length), 1);
+  // The job waited in the worker's loader and went first: no warm-up in that worker.
+  const parseWorkers = () => page.workers().filter((w) => /tensorpeek-worker_loader/.test(w.url()));
+  const warmed = (w) => w.evaluate(() => performance.getEntriesByName('tensorpeek: worker warmed up').length);
+  assert.equal(parseWorkers().length, 1);
+  assert.equal(await warmed(parseWorkers()[0]), 0, 'the early job\'s worker did not warm up first');
+  releaseApp();
+  await done(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  // The app's spare, started with no job waiting, warms up before it says it is ready.
+  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: spare worker ready').length > 0, null, { timeout: 30_000 });
+  const counts = await Promise.all(parseWorkers().map(warmed));
+  assert.ok(counts.includes(1), `a warmed spare among the parse workers: ${JSON.stringify(counts)}`);
+  assert.equal(await bytesRead(page), 8 + want.header_len);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('thousands of tensors: a virtualized table — rows in view only, scroll, sort, filter, tree', async (t) => {
   // A synthetic header (UI scaling only; the numbers are checked against the files above).
   const count = 6000;

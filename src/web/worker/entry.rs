@@ -92,15 +92,34 @@ fn start(handler: impl Fn(DedicatedWorkerGlobalScope, JsValue) + 'static, warm: 
         // The instance is lost after this; the page hears why and moves on.
         post(&hook_scope, &Response::Panicked { message: info.to_string() });
     }));
+    let handler = Rc::new(handler);
     let handler_scope = scope.clone();
-    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| handler(handler_scope.clone(), e.data()));
+    let on_message = handler.clone();
+    let onmessage = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| on_message(handler_scope.clone(), e.data()));
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     onmessage.forget();
-    if warm {
+    let queued = take_queued(&scope);
+    // A request already waiting (a file given while this program loaded) goes first: the
+    // warm-up (~100 ms in Chromium, 2026-12-04) would only make it wait, and the request
+    // compiles what it needs itself.
+    if warm && queued.is_empty() {
         warm_up(&scope);
     }
     post(&scope, &Response::Ready);
+    for data in queued {
+        handler(scope.clone(), data);
+    }
+}
+
+/// The requests posted before this program ran: the worker's loader
+/// (www/tensorpeek-worker_loader.js) keeps them in `__tensorpeek_queued` until the handler
+/// is set, as www/loader.js posts a file's job at once rather than after `Ready`.
+fn take_queued(scope: &DedicatedWorkerGlobalScope) -> Vec<JsValue> {
+    let key = JsValue::from_str("__tensorpeek_queued");
+    let queued = js_sys::Reflect::get(scope, &key).ok().and_then(|q| q.dyn_into::<js_sys::Array>().ok());
+    let _ = js_sys::Reflect::delete_property(scope, &key);
+    queued.map(|q| q.iter().collect()).unwrap_or_default()
 }
 
 /// The parse worker's requests: `Open` only.
@@ -132,6 +151,10 @@ fn warm_up(scope: &DedicatedWorkerGlobalScope) {
     MUTED.with(|m| m.set(true));
     let _ = futures::FutureExt::now_or_never(handle_open(scope, request));
     MUTED.with(|m| m.set(false));
+    // In the worker's own timeline (tests/e2e/page.test.mjs: skipped when a file waits).
+    if let Some(p) = scope.performance() {
+        let _ = p.mark("tensorpeek: worker warmed up");
+    }
 }
 
 thread_local! {
