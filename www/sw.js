@@ -24,7 +24,7 @@ function shellKey(request) {
 }
 
 /** The files the page and its worker load, read from their text (Trunk's hashed names; a
- * worker's loader fetches its wasm: `fetch('…_bg.wasm')`). */
+ * worker's loader names its wasm: `fetch('…_bg.wasm')` or `new URL('…_bg.wasm', …)`). */
 function references(text, base) {
   const out = new Set();
   for (const m of text.matchAll(/(?:href|src|data-tensorpeek-js|data-tensorpeek-wasm)="([^"]+)"|(?:importScripts|wasm_bindgen|import|from|fetch)\s*\(?\s*['"]([^'"]+)['"]|new URL\(\s*['"]([^'"]+)['"]|module_or_path:\s*['"]([^'"]+)['"]/g)) {

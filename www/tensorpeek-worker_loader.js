@@ -14,7 +14,8 @@
 // kept in `__tensorpeek_queued`; the program takes them when it starts
 // (web/worker/entry.rs `take_queued`) and, if one is waiting, answers it before warming up.
 const HANDED = 'tensorpeek-parse: module from the page';
-const WASM = './tensorpeek-worker_bg.wasm';
+// (as `new URL('…')`, which www/sw.js reads from this text to keep the wasm for offline use)
+const WASM = new URL('tensorpeek-worker_bg.wasm', self.location.href).href;
 const handed = self.name === HANDED;
 const wasm = handed ? null : fetch(WASM);
 const queued = [];
