@@ -32,7 +32,12 @@ let loading = null;
 let wanted = false;
 let loaded;
 const ready = new Promise((ok) => { loaded = ok; });
-const tp = { pending: null, started: null, start, spare: null, early: null, running: false };
+// `named`: the address names files (?url=, ?hf=, #file=), so the app starts at once;
+// `embedded`: ?embed (any value) hides the first view until the app shows its own. The app
+// reads both here rather than judging the address again (web/warm.rs).
+const named = query.has('url') || query.has('hf') || /(^#|&)file=/.test(location.hash);
+const embedded = query.has('embed');
+const tp = { pending: null, started: null, start, spare: null, early: null, running: false, named, embedded };
 window.__tensorpeek = tp;
 
 // The parse worker (its record: the worker, whether it said ready or failed, the early
@@ -139,8 +144,8 @@ function early(pending) {
   setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
 }
 
-if (query.has('url') || query.has('hf') || query.has('embed') || /(^#|&)file=/.test(location.hash)) {
-  if (query.has('embed')) shell?.classList.add('embed-wait');
+if (named || embedded) {
+  if (embedded) shell?.classList.add('embed-wait');
   wanted = true;
   spawn();
   load();

@@ -41,6 +41,11 @@ fn pending(tp: &JsValue) -> Option<JsValue> {
     (!p.is_undefined() && !p.is_null()).then_some(p)
 }
 
+/// Whether the loader set `key` (`named`: the address names files; `embedded`: `?embed`).
+pub fn loader_says(key: &str) -> bool {
+    loader().is_some_and(|tp| get(&tp, key).is_truthy())
+}
+
 /// Whether something waits to be handed over (without taking it).
 pub fn has_pending() -> bool {
     loader().is_some_and(|tp| pending(&tp).is_some())

@@ -48,10 +48,8 @@ pub fn first_view(then: impl FnOnce() + 'static) {
         then();
         return;
     }
-    // as www/loader.js decides to hide the first view: `embed` in the query, any value
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    let embedded = web_sys::UrlSearchParams::new_with_str(&search).is_ok_and(|p| p.has("embed"));
-    let after = if embedded {
+    // as www/loader.js decided to hide the first view
+    let after = if super::shell::loader_says("embedded") {
         then();
         None
     } else {
@@ -94,12 +92,7 @@ async fn warm_views() {
 }
 
 fn file_is_coming() -> bool {
-    let Some(w) = web_sys::window() else { return true };
-    let pending = super::shell::has_pending();
-    let loc = w.location();
-    let (search, hash) = (loc.search().unwrap_or_default(), loc.hash().unwrap_or_default());
-    let named = ["url=", "hf="].iter().any(|k| search.contains(k)) || hash.contains("file=");
-    pending || named
+    super::shell::has_pending() || super::shell::loader_says("named")
 }
 
 
