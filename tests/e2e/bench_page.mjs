@@ -216,7 +216,14 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   page.on('request', (r) => asked.push([performance.now(), r.url()]));
   await throttled(context, page);
   const t00 = performance.now();
-  await page.goto(floorPage ? `${coldServer.url}__floor.html` : coldServer.url, { waitUntil: 'load' });
+  await page.goto(floorPage ? `${coldServer.url}__floor.html` : coldServer.url, { waitUntil: 'commit' });
+  // Playwright's own script in the page (what `onScreen` polls with) is put there on its
+  // first use: done here, as the page loads, so that the timing below is the page's and not
+  // that script's start, which ran on whatever else the main thread had to do — ~50–100 ms
+  // more on our side than on the floor's in the 1 s row (a probe, 2026-12-05). `ours` has it
+  // from `openPage`'s first wait.
+  await page.waitForFunction(() => true);
+  await page.waitForLoadState('load');
   const load = performance.now() - t00;
   await page.waitForTimeout(after);
   const t0 = performance.now();
