@@ -54,7 +54,7 @@ else
   pids+=($!)
 fi
 # While the tools compile, so does the page: the same `cargo build`s that Trunk runs for
-# index.html's three wasm files (same target, profiles, bins and --offline), so that Trunk's
+# index.html's four wasm files (same target, profiles, bins and --offline), so that Trunk's
 # own build finds them fresh and only runs wasm-bindgen and wasm-opt. The tools' builds have
 # one-core stretches (a link, a big crate) that this fills. A failure here is not fatal:
 # Trunk builds again and reports it.
@@ -63,7 +63,7 @@ if [[ ${#pids[@]} -gt 0 ]]; then
   say "building the page's wasm beside them (log: target/setup-page-build.log)"
   mkdir -p target
   ( cargo fetch --locked \
-    && cargo build --target=wasm32-unknown-unknown --release --offline --bin tensorpeek \
+    && cargo build --target=wasm32-unknown-unknown --release --offline --bin tensorpeek --bin tensorpeek-peek \
     && cargo build --target=wasm32-unknown-unknown --profile worker --offline \
          --bin tensorpeek-worker --bin tensorpeek-values ) > target/setup-page-build.log 2>&1 &
   page_build=$!

@@ -57,9 +57,9 @@ summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f
 
 step "trunk build --release --offline (skipped when dist/ was built from these very files)"
 scripts/build-page.sh 2>&1 | tail -n 5
-wasm=$(ls dist/*_bg.wasm | grep -v -e worker -e values)
+wasm=$(ls dist/*_bg.wasm | grep -v -e worker -e values -e tensorpeek-peek)
 summary+=("build:    $(basename "$wasm") $(stat -c %s "$wasm") bytes, $(gzip -c "$wasm" | wc -c) gzipped")
-for worker in dist/tensorpeek-worker_bg.wasm dist/tensorpeek-values_bg.wasm; do
+for worker in dist/tensorpeek-peek_bg.wasm dist/tensorpeek-worker_bg.wasm dist/tensorpeek-values_bg.wasm; do
   summary+=("worker:   $(basename "$worker") $(stat -c %s "$worker") bytes, $(gzip -c "$worker" | wc -c) gzipped")
 done
 

@@ -9,8 +9,8 @@
 //! - `report`: the JSON report, built from the above; `samples`: made-up files the page
 //!   warms up with;
 //! - `source`: byte sources and every read loop (async);
-//! - `cli` (native), `web` (wasm, the page) and `js` (wasm, the npm library): the front
-//!   ends; `invariants` (native): what the
+//! - `cli` (native), `web` (wasm, the page), `peek` (the page's first stage) and `js`
+//!   (wasm, the npm library): the front ends; `invariants` (native): what the
 //!   fuzz targets check on every input (docs/fuzzing.md).
 
 pub mod dtype;
@@ -35,3 +35,4 @@ pub mod invariants;
 pub mod js;
 #[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod web;
+pub mod peek;

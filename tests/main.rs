@@ -27,6 +27,7 @@ mod limits_doc;
 mod memory;
 mod memory_bounds;
 mod memory_layout;
+mod peek;
 mod pickle_collector;
 mod pickle_fixtures;
 mod pickle_walk_rate;

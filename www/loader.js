@@ -23,9 +23,16 @@ const shell = document.getElementById('shell');
 const query = new URLSearchParams(location.search);
 const PARSE_URL = new URL('tensorpeek-worker_loader.js', base).href;
 const PARSE_WASM = new URL('tensorpeek-worker_bg.wasm', base).href;
+// The first stage (src/peek.rs, src/bin/peek.rs): a safetensors file's first rows, read and
+// parsed here on the main thread while the parse worker's ~290 KB are still coming.
+const PEEK_WASM = new URL('tensorpeek-peek_bg.wasm', base).href;
 // The name that tells the parse worker's loader its wasm comes from here
 // (www/tensorpeek-worker_loader.js `HANDED`).
 const HANDED = 'tensorpeek-parse: module from the page';
+// Rows of a first inventory in its first frame: what a 900-pixel window shows below the
+// first view's header (~26 px a row; a 1,080-pixel screen ~32); the others follow a frame
+// later. Its style and layout are most of that frame (below).
+const FIRST_EARLY_ROWS = 24;
 // How long an early parse may keep the app waiting: past it the app is fetched anyway.
 const EARLY_WAIT_MS = 2000;
 let loading = null;
@@ -57,7 +64,7 @@ function spawn() {
       w.ready = true;
     } else if (w.job) {
       w.messages.push(m);
-      if (m?.kind === 'rows') rows(m);
+      if (m?.kind === 'rows') rows({ ...m, by: 'parse worker' });
       // an answer: rows, an inspection, the end, a failure (not the start of a read)
       if (!['reading', 'fetched', 'progress'].includes(m?.kind)) w.answered = true;
     }
@@ -66,6 +73,53 @@ function spawn() {
   w.worker.onerror = () => { w.failed = true; gate(); };
   tp.spare = w;
   return w;
+}
+
+// The first stage's exports (null if it could not be had), fetched and instantiated once.
+// Its few imports are wasm-bindgen's own (the crate links it; the first stage calls none of
+// them: src/bin/peek.rs), answered by functions that would only say so.
+let stage = null;
+function firstStage() {
+  stage ??= WebAssembly.compileStreaming(fetch(PEEK_WASM)).then((module) => {
+    const imports = {};
+    for (const i of WebAssembly.Module.imports(module)) {
+      if (i.kind !== 'function') continue;
+      imports[i.module] ??= {};
+      imports[i.module][i.name] = () => { throw new Error(`tensorpeek's first stage called ${i.name}`); };
+    }
+    return WebAssembly.instantiate(module, imports);
+  }).then((instance) => {
+    // once over a made-up header, so that V8 compiles the parse (lazily, on a function's
+    // first call) now rather than when a file comes: 20–40 ms of a cold drop otherwise
+    instance.exports.peek_warm();
+    performance.mark('tensorpeek: first stage ready');
+    return instance.exports;
+  }, () => null);
+  return stage;
+}
+
+// A safetensors file's first rows from the first stage, or null (not loaded, not a header
+// it takes: src/peek.rs leaves those to the parse worker). The wasm says what it needs
+// (`need`: the parser's own Step::Need, src/peek.rs `Peek`); the bytes are read as the parse
+// worker reads them — the 8-byte length, then the N bytes after it — into its memory.
+async function peekRows(file) {
+  const x = await firstStage();
+  if (!x) return null;
+  let have = new Uint8Array(0);
+  // at most three rounds: nothing, the length, the whole header (tests/peek.rs)
+  for (let round = 0; round < 3; round++) {
+    const at = x.peek_input(have.length);
+    new Uint8Array(x.memory.buffer, at, have.length).set(have);
+    const len = x.peek_run(BigInt(file.size));
+    const answer = JSON.parse(new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.peek_answer(), len)));
+    if (answer.need === undefined) return answer.rows ? answer : null;
+    const more = new Uint8Array(await file.slice(have.length, answer.need).arrayBuffer());
+    const next = new Uint8Array(have.length + more.length);
+    next.set(have);
+    next.set(more, have.length);
+    have = next;
+  }
+  return null;
 }
 
 // Fetches the app once it is wanted and the parse worker has what it needs first: ready
@@ -88,15 +142,22 @@ function load() {
 
 function start() {
   wanted = true;
+  firstStage();
   spawn();
   gate();
   return ready;
 }
 
+// 1234567 → "1,234,567", as the app prints counts (src/fmt.rs `thousands`). By hand: the
+// first toLocaleString of a cold page loads the browser's locale data, 40–90 ms on the main
+// thread right when the first rows are put in (a probe of a cold drop, 2026-12-07).
+const thousands = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
 // The first rows of a file read by the early job, in the first view (text nodes only).
 function rows(m) {
   const main = shell?.querySelector('main');
-  if (!main) return;
+  // shown once: by the first stage or the parse worker, whichever answered first
+  if (!main || main.querySelector('[data-testid=early-inventory]')) return;
   main.querySelector('[data-testid=empty]')?.setAttribute('hidden', '');
   const sec = document.createElement('section');
   sec.className = 'card early';
@@ -105,22 +166,28 @@ function rows(m) {
   h.textContent = m.name;
   const p = document.createElement('p');
   p.className = 'dim';
-  const n = m.tensors.toLocaleString('en');
+  const n = thousands(m.tensors);
   p.textContent = m.tensors > m.rows.length ? `${n} tensors (the first ${m.rows.length} here; the whole view is loading)` : `${n} tensors (the whole view is loading)`;
   const table = document.createElement('table');
   const head = table.createTHead().insertRow();
   for (const t of ['#', 'Name', 'Dtype', 'Shape', 'Parameters', 'Bytes']) head.append(Object.assign(document.createElement('th'), { textContent: t, scope: 'col' }));
   const body = table.createTBody();
-  m.rows.forEach((r, i) => {
+  const add = (from, to) => m.rows.slice(from, to).forEach((r, k) => {
     const tr = body.insertRow();
     tr.className = 'row';
     tr.dataset.testid = 'tensor-row';
     tr.dataset.name = r[0];
-    [String(i), ...r].forEach((v, k) => { const td = tr.insertCell(); td.textContent = v; if (k === 0 || k > 3) td.className = 'n'; });
+    [String(from + k), ...r].forEach((v, c) => { const td = tr.insertCell(); td.textContent = v; if (c === 0 || c > 3) td.className = 'n'; });
   });
+  // The rows a screen shows first, the rest once those are painted: the style and layout of
+  // the rows took 17–97 ms of the first frame in Chromium traces of a cold drop (2026-12-07,
+  // 40 rows; 100 before), the rows' text shaped cell by cell.
+  add(0, FIRST_EARLY_ROWS);
+  if (m.rows.length > FIRST_EARLY_ROWS) requestAnimationFrame(() => setTimeout(() => add(FIRST_EARLY_ROWS, m.rows.length), 0));
   sec.append(h, p, table);
   main.append(sec);
   tp.firstRows ??= performance.now();
+  tp.firstRowsBy ??= m.by;
 }
 
 // A pick or drop of loose model files (no folder, no JSON, no shards: the app merges
@@ -142,6 +209,16 @@ function early(pending) {
   // answers it before warming up.
   w.worker.postMessage(w.job);
   setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
+  // One safetensors file: the first stage shows its first rows if it has them before the
+  // parse worker does.
+  const file = pending.files[0];
+  if (pending.files.length === 1 && lower[0].endsWith('.safetensors') && !w.answered) {
+    peekRows(file).then((m) => {
+      if (!m || w.messages.some((x) => x?.kind === 'rows')) return;
+      performance.mark('tensorpeek: first stage rows');
+      rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' });
+    }, () => {});
+  }
 }
 
 if (named || embedded) {
@@ -160,6 +237,10 @@ if (named || embedded) {
   // Idle time after the first paint: the load event, then the browser's first idle moment
   // (at most 2 s later).
   if (!query.has('lazy') && !navigator.connection?.saveData) {
+    // The first stage at once: this script runs once the first view's styles are in, and
+    // its few tens of KB come before the parse worker's (a file given at the load event
+    // finds it ready; README, Performance: the cold drop).
+    firstStage();
     // The parse worker as soon as the first view has painted (after the frame this script
     // runs before), not at the load event: a file given at the load event then finds it
     // loading rather than not asked for yet (README, Performance: the cold drop). A worker

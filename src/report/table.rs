@@ -115,3 +115,27 @@ mod tests {
         assert_eq!(md_code("a|b"), "`a\\|b`");
     }
 }
+
+/// Tensors shown in a first inventory at most ([`first_rows`]): the first view's screen of
+/// them (the app's table shows the rest, virtualized, once it has loaded).
+pub const MAX_FIRST_ROWS: usize = 100;
+
+/// The first [`MAX_FIRST_ROWS`] tensors as the app's table shows them — name, dtype, shape,
+/// parameters, bytes (human) — for the first view's inventory before the app has loaded:
+/// the parse worker's `rows` answer and the first stage's (`crate::peek`) alike.
+pub fn first_rows(tensors: &[TensorEntry]) -> Vec<[String; 5]> {
+    use crate::fmt;
+    tensors
+        .iter()
+        .take(MAX_FIRST_ROWS)
+        .map(|t| {
+            [
+                t.name.clone(),
+                t.dtype.to_string(),
+                fmt::shape(&t.shape),
+                t.params.map_or_else(|| "overflow".to_string(), fmt::thousands),
+                t.bytes.map_or_else(|| "invalid".to_string(), fmt::human_bytes),
+            ]
+        })
+        .collect()
+}

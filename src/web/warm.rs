@@ -21,6 +21,12 @@ const START_AFTER_MS: u32 = 50;
 /// `tests/samples.rs`. The parsers stay out of the app's wasm (26 KB gzipped, measured).
 const VIEW_INSPECTIONS: &[u8] = include_bytes!("warm_view.postcard");
 
+/// The longest the take-over waits for the loader's first rows of a file given during the
+/// warm-up ([`early_rows_first`]): the loader's own limit for an early answer
+/// (`EARLY_WAIT_MS` in www/loader.js).
+const EARLY_ROWS_WAIT_MS: f64 = 2_000.0;
+/// How often it looks whether they are there, about a frame.
+const EARLY_ROWS_POLL_MS: u32 = 16;
 /// How long a warm view stays mounted: the sections it renders a frame later
 /// (`hooks::use_painted`) come in this time.
 const MOUNTED_MS: u32 = 60;
@@ -59,9 +65,42 @@ pub fn first_view(then: impl FnOnce() + 'static) {
         TimeoutFuture::new(START_AFTER_MS).await;
         warm_views().await;
         if let Some(then) = after {
+            early_rows_first().await;
             then();
         }
     });
+}
+
+/// Before the take-over: while the loader is putting the first rows of a file given during
+/// the warm-up on screen (its first stage or parse worker), let it — the take-over's render
+/// (~75 ms, then the file view's) held the main thread, and removed the first view before
+/// those rows were shown (a trace of a cold drop 1 s after the load event, 2026-12-07) —
+/// at most until the loader itself would give up on them (`EARLY_WAIT_MS` in
+/// www/loader.js), then for the frame that paints them and the next.
+async fn early_rows_first() {
+    let since = super::perf::now_ms();
+    let mut waited = false;
+    while super::shell::early_rows_coming() && super::perf::now_ms() - since < EARLY_ROWS_WAIT_MS {
+        waited = true;
+        TimeoutFuture::new(EARLY_ROWS_POLL_MS).await;
+    }
+    if waited {
+        frames(2).await;
+    }
+}
+
+/// Resolves after `n` animation frames (the first paints what the loader has just put in
+/// the page; the take-over's task goes after the second's start, as `hooks::use_painted`).
+async fn frames(n: u32) {
+    let Some(w) = web_sys::window() else { return };
+    for _ in 0..n {
+        let frame = js_sys::Promise::new(&mut |resolve, _| {
+            if w.request_animation_frame(&resolve).is_err() {
+                let _ = resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
+            }
+        });
+        let _ = wasm_bindgen_futures::JsFuture::from(frame).await;
+    }
 }
 
 async fn warm_views() {

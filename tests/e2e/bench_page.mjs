@@ -235,7 +235,7 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
     const at = (n) => performance.getEntriesByName(`tensorpeek: ${n}`)[0]?.startTime;
     const given = at('file given');
     const rel = (t) => (t === undefined || given === undefined ? null : Math.round(t - given));
-    return { spawned: rel(at('parse worker started')), ready: rel(at('parse worker ready')), rows: rel(window.__tensorpeek?.firstRows) };
+    return { spawned: rel(at('parse worker started')), ready: rel(at('parse worker ready')), rows: rel(window.__tensorpeek?.firstRows), stage: rel(at('first stage ready')), by: window.__tensorpeek?.firstRowsBy === 'first stage' ? ' (first stage)' : '' };
   });
   // ours: the first rows may be the first view's (www/loader.js, before the app has
   // loaded); then the app's whole file view
@@ -264,7 +264,7 @@ async function coldRow(work, path, factor) {
     row(`cold drop → inventory, ${work}, ${THROTTLE.downloadThroughput * 8 / 1e6} Mbit/s, ${THROTTLE.latency} ms RTT, ${GZIP ? 'gzip' : 'uncompressed'}, the file ${after} ms after the load event`,
       `${f0(a)} ms (${(a / b).toFixed(2)}× the floor; runs ${us.map(f0).join(', ')}; the first view's load ${f0(median(loads))} ms; ` +
       `the app's whole file view ${f0(median(wholes))} ms; wasm asked for before the first rows: ${[...wasms].join(' | ')}; ` +
-      `from the file's arrival, the parse worker started / ready / first rows: ${marks.map((m) => `${m.spawned}/${m.ready}/${m.rows}`).join(', ')} ms)`,
+      `from the file's arrival, the first stage ready, the parse worker started / ready, the first rows: ${marks.map((m) => `${m.stage}, ${m.spawned}/${m.ready}, ${m.rows}${m.by}`).join('; ')} ms)`,
       `${f0(b)} ms (runs ${fl.map(f0).join(', ')})`, `≤ ${factor}× the floor`, a <= factor * b);
   }
 }

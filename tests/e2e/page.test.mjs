@@ -312,7 +312,10 @@ test('with no file coming, the app warms its first view unseen, before it takes 
 });
 
 test('an embedded page (?embed=1), whose first view stays hidden until the app shows its own, is taken over before the warm-up, which follows', async () => {
-  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false });
+  // The embedded layout has no file input of its own: wait for the drop zone, which the
+  // first view and the app both have (the app may take over before the load event; CI on
+  // d6c81cc waited 30 s for a file input that the app had already removed).
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false, waitFor: '[data-testid=dropzone]' });
   await watchFirstWarm(page, { buffered: true });
   await page.waitForFunction(() => window.__atFirstWarm, null, { timeout: 30_000 });
   assert.deepEqual(await page.evaluate(() => window.__atFirstWarm), { shell: false, running: true }, 'the app\'s own view first');
@@ -388,6 +391,9 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
   assert.ok(order.view >= 2, 'the first view\'s styles and loader.js');
   assert.deepEqual(order.beside, [], 'no code of ours while the first view\'s own files load');
   assert.deepEqual(order.appBeforeLoad, [], 'no app code before the load event');
+  // the first stage, asked for as www/loader.js runs, is compiled and warmed with no file
+  await idle.page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0, null, { timeout: 30_000 });
+  assert.ok(idle.requests.some((u) => u.endsWith('/tensorpeek-peek_bg.wasm')));
   await idle.page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   await idle.page.waitForFunction(() => performance.getEntriesByType('mark').some((m) => m.name === 'tensorpeek: spare worker ready'), null, { timeout: 30_000 });
   assert.deepEqual(idle.errors, []);
@@ -403,6 +409,9 @@ test('a file given before the app runs: the parse worker reads it and its first 
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  // The first stage never answers here (its wasm held for good): this is the parse worker's
+  // path, as on a page where the first stage cannot be had (its own test is below).
+  await context.route(/tensorpeek-peek_bg\.wasm$/, () => {});
   // The app's own code (hashed names) is held back until the first rows are on screen.
   let release;
   const held = new Promise((ok) => { release = ok; });
@@ -445,6 +454,7 @@ test('the first view\'s parse worker: its wasm fetched by the page, once; a file
   let releaseWasm, releaseApp, asked = 0;
   const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
   const appHeld = new Promise((ok) => { releaseApp = ok; });
+  await context.route(/tensorpeek-peek_bg\.wasm$/, () => {}); // the first stage: never (below)
   await context.route(/tensorpeek-worker_bg\.wasm$/, async (route) => { asked++; await wasmHeld; await route.continue(); });
   await context.route(/tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await appHeld; await route.continue(); });
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
@@ -469,6 +479,46 @@ test('the first view\'s parse worker: its wasm fetched by the page, once; a file
   const counts = await Promise.all(parseWorkers().map(warmed));
   assert.ok(counts.includes(1), `a warmed spare among the parse workers: ${JSON.stringify(counts)}`);
   assert.equal(await bytesRead(page), 8 + want.header_len);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.wasm on the page, while the parse worker\'s wasm is still coming; the rows are the reference reader\'s, then the app\'s whole view', async () => {
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  // ?lazy: nothing of ours is fetched before the file (without it the parse worker's wasm
+  // may be in before the route below is; CI-like runs saw it ready), so that the first stage
+  // surely answers while the parse worker's wasm and the app's code are held back.
+  const { context, page, requests, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await context.route(/tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
+  const early = await page.evaluate(() => ({
+    by: window.__tensorpeek.firstRowsBy,
+    names: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => r.dataset.name),
+    rows: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => [...r.cells].map((c) => c.textContent)),
+    count: document.querySelector('#shell [data-testid=early-inventory] p').textContent,
+    ready: performance.getEntriesByName('tensorpeek: parse worker ready').length,
+  }));
+  assert.equal(early.by, 'first stage');
+  assert.equal(early.ready, 0, 'the parse worker was not ready');
+  assert.equal(early.count, `${th(want.totals.tensors)} tensors (the whole view is loading)`);
+  assert.deepEqual([...early.names].sort(), want.tensors.map((t) => t.name).sort());
+  for (const [i, name, dtype, shape, params] of early.rows) {
+    const t = want.tensors.find((x) => x.name === name);
+    assert.deepEqual([dtype, shape, params], [t.dtype, `[${t.shape.join(', ')}]`, th(t.params)], name);
+    assert.equal(i, String(early.names.indexOf(name)));
+  }
+  // read on the page: the 8-byte length, then the N bytes after it
+  assert.equal(await bytesRead(page, { pageOnly: true }), 8 + want.header_len);
+  assert.ok(requests.some((u) => u.endsWith('/tensorpeek-peek_bg.wasm')));
+  release();
+  await done(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  // the parse worker read the header too (for the app's whole inspection), once
+  assert.equal(await bytesRead(page), 2 * (8 + want.header_len));
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -420,21 +420,8 @@ async fn open(scope: &DedicatedWorkerGlobalScope, inputs: Vec<OpenInput>, classi
 /// An inspection's first rows as the app's table shows them (www/loader.js puts them in the
 /// first view until the app has loaded).
 fn first_rows(index: usize, inspection: &crate::formats::Inspection) -> Response {
-    use crate::fmt;
     let tensors = inspection.tensors();
-    let rows = tensors
-        .iter()
-        .take(super::protocol::MAX_EARLY_ROWS)
-        .map(|t| {
-            [
-                t.name.clone(),
-                t.dtype.to_string(),
-                fmt::shape(&t.shape),
-                t.params.map_or_else(|| "overflow".to_string(), fmt::thousands),
-                t.bytes.map_or_else(|| "invalid".to_string(), fmt::human_bytes),
-            ]
-        })
-        .collect();
+    let rows = crate::report::table::first_rows(tensors);
     Response::Rows { index, name: inspection.name.clone(), tensors: tensors.len() as u64, rows }
 }
 

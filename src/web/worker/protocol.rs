@@ -24,10 +24,6 @@ pub const PARSE_URL: &str = "./tensorpeek-worker_loader.js";
 /// `Audit`, and the nested hashing worker.
 pub const VALUES_URL: &str = "./tensorpeek-values_loader.js";
 
-/// The rows of a first inventory ([`Response::Rows`]) at most: the first view's screen of
-/// them (the app's table shows the rest, virtualized, once it has loaded).
-pub const MAX_EARLY_ROWS: usize = 100;
-
 /// Page → a worker.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -233,7 +229,7 @@ pub enum Response {
         #[serde(with = "serde_bytes")]
         inspection: Vec<u8>,
     },
-    /// Input `index`'s first [`MAX_EARLY_ROWS`] tensors as text (name, dtype, shape,
+    /// Input `index`'s first [`crate::report::table::MAX_FIRST_ROWS`] tensors as text (name, dtype, shape,
     /// parameters, bytes; `tensors`: how many it has), posted before its
     /// [`Response::Inspected`] when the request asked (`Request::Open::rows`): the first
     /// inventory www/loader.js puts in the first view while the app is still loading. The

@@ -1,0 +1,112 @@
+//! The page's first stage (src/peek.rs): driven over every safetensors file in
+//! tests/fixtures (written by the PyPI `safetensors` package and transformers), its rows
+//! must be the parse worker's — `report::table::first_rows` of the whole inspection — and
+//! agree with the reference reader's `.expected.json` where there is one; a broken header
+//! or one past `MAX_PEEK_HEADER` is left to the parse worker.
+
+use std::path::{Path, PathBuf};
+use tensorpeek::peek::{peek, Peek, MAX_PEEK_HEADER};
+use tensorpeek::source::{self, file::FileSource};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn safetensors_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            safetensors_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "safetensors") {
+            out.push(p);
+        }
+    }
+}
+
+/// Drives the first stage as www/loader.js does: the file's first n bytes for each `need`.
+/// Returns its answer and how many rounds it took.
+fn drive(bytes: &[u8]) -> (Peek, usize) {
+    let mut prefix: &[u8] = &[];
+    for round in 1..=4 {
+        match peek(prefix, bytes.len() as u64) {
+            Peek::Need(n) => {
+                assert!(n > prefix.len() as u64, "asks for more each round");
+                prefix = &bytes[..(n as usize).min(bytes.len())];
+            }
+            other => return (other, round),
+        }
+    }
+    panic!("more than four rounds")
+}
+
+#[test]
+fn every_fixture_gives_the_parse_workers_rows_or_is_left_to_it() {
+    let mut files = Vec::new();
+    safetensors_files(&fixtures(), &mut files);
+    files.sort();
+    assert!(files.len() >= 30, "{} files", files.len());
+    let (mut shown, mut passed) = (0, 0);
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let inspection = pollster::block_on(source::inspect(&FileSource::open(&path).unwrap(), &name));
+        let (answer, rounds) = drive(&bytes);
+        let sound = inspection.errors().next().is_none() && !inspection.tensors().is_empty();
+        if sound {
+            let want = tensorpeek::report::table::first_rows(inspection.tensors());
+            assert_eq!(answer, Peek::Rows { tensors: inspection.tensors().len() as u64, rows: want }, "{}", path.display());
+            // the length, then 8 + N: the bytes the parse worker reads, and no more
+            assert_eq!(rounds, 3, "{}", path.display());
+            shown += 1;
+        } else {
+            assert_eq!(answer, Peek::Pass, "{}", path.display());
+            passed += 1;
+        }
+    }
+    assert!(shown >= 25 && passed >= 1, "shown {shown}, passed {passed}");
+}
+
+#[test]
+fn rows_agree_with_the_reference_reader() {
+    for file in ["tiny_model.safetensors", "one_tensor.safetensors"] {
+        let bytes = std::fs::read(fixtures().join(file)).unwrap();
+        let exp: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixtures().join(format!("{file}.expected.json"))).unwrap()).unwrap();
+        let Peek::Rows { tensors, rows } = drive(&bytes).0 else { panic!("{file}: no rows") };
+        let theirs = exp["tensors"].as_array().unwrap();
+        assert_eq!(tensors, theirs.len() as u64, "{file}");
+        assert_eq!(rows.len(), theirs.len().min(tensorpeek::report::table::MAX_FIRST_ROWS), "{file}");
+        for row in &rows {
+            let t = theirs.iter().find(|t| t["name"] == row[0].as_str()).unwrap_or_else(|| panic!("{file}: {} not in the reference", row[0]));
+            assert_eq!(row[1], t["dtype"].as_str().unwrap(), "{file} {}", row[0]);
+            let dims: Vec<String> = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap().to_string()).collect();
+            assert_eq!(row[2], format!("[{}]", dims.join(", ")), "{file} {}", row[0]);
+            assert_eq!(row[3].replace(',', ""), t["params"].as_u64().unwrap().to_string(), "{file} {}", row[0]);
+        }
+    }
+}
+
+#[test]
+fn a_header_past_the_limit_is_the_parse_workers() {
+    // N such that 8 + N is one byte past the limit, in a file long enough to hold it
+    let over = MAX_PEEK_HEADER - 8 + 1;
+    let mut first = over.to_le_bytes().to_vec();
+    assert_eq!(peek(&first, 1 << 40), Peek::Pass);
+    // at the limit: asked for, all of it
+    first = (MAX_PEEK_HEADER - 8).to_le_bytes().to_vec();
+    assert_eq!(peek(&first, 1 << 40), Peek::Need(MAX_PEEK_HEADER));
+    // too short to be a safetensors file at all
+    assert_eq!(peek(&[], 3), Peek::Pass);
+}
+
+#[test]
+fn answers_as_json_for_the_loader() {
+    assert_eq!(Peek::Need(29_464).to_json(), r#"{"need":29464}"#);
+    assert_eq!(Peek::Pass.to_json(), "{}");
+    let bytes = std::fs::read(fixtures().join("one_tensor.safetensors")).unwrap();
+    let answer = drive(&bytes).0;
+    let v: serde_json::Value = serde_json::from_str(&answer.to_json()).unwrap();
+    let Peek::Rows { tensors, rows } = answer else { panic!() };
+    assert_eq!(v["tensors"], tensors);
+    assert_eq!(v["rows"], serde_json::json!(rows));
+}
