@@ -110,3 +110,66 @@ fn answers_as_json_for_the_loader() {
     assert_eq!(v["tensors"], tensors);
     assert_eq!(v["rows"], serde_json::json!(rows));
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const DTYPES: [(&str, u64); 5] = [("F16", 2), ("BF16", 2), ("F32", 4), ("I8", 1), ("XX", 2)];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Any first bytes, of a file of any length: the stage answers within three rounds and
+        /// never asks past the file or its limit.
+        #[test]
+        fn any_bytes_are_answered_within_the_limit(
+            len_field in prop_oneof![0u64..64, 0u64..4096, Just(u64::MAX), MAX_PEEK_HEADER - 16..MAX_PEEK_HEADER + 16],
+            body in proptest::collection::vec(any::<u8>(), 0..256),
+            extra in prop_oneof![Just(0u64), 0u64..1 << 40],
+        ) {
+            let mut bytes = len_field.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&body);
+            let file_len = bytes.len() as u64 + extra;
+            let mut prefix_len = 0usize;
+            let mut answered = false;
+            for _ in 0..3 {
+                match peek(&bytes[..prefix_len], file_len) {
+                    Peek::Need(n) => {
+                        prop_assert!(n <= MAX_PEEK_HEADER && n <= file_len && n > prefix_len as u64, "need {} of {}", n, file_len);
+                        // past the bytes made here the file is not there to give: stop
+                        if n as usize > bytes.len() { answered = true; break; }
+                        prefix_len = n as usize;
+                    }
+                    _ => { answered = true; break; }
+                }
+            }
+            prop_assert!(answered, "answered within three rounds");
+        }
+
+        /// Headers of one tensor, sound or not (a wrong size, an unknown dtype): the stage shows
+        /// rows exactly when the whole inspection finds no error, and then the parse worker's.
+        #[test]
+        fn rows_exactly_for_a_sound_header(
+            dtype in 0..DTYPES.len(),
+            dims in proptest::collection::vec(0u64..20, 0..3),
+            skew in prop_oneof![Just(0u64), 1u64..3],
+            name in "[a-z]{1,6}",
+        ) {
+            let (dt, size) = DTYPES[dtype];
+            let data = dims.iter().product::<u64>() * size + skew;
+            let shape: Vec<String> = dims.iter().map(u64::to_string).collect();
+            let header = format!(r#"{{"{name}":{{"dtype":"{dt}","shape":[{}],"data_offsets":[0,{data}]}}}}"#, shape.join(","));
+            let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.resize(bytes.len() + data as usize, 0);
+            let (answer, _) = drive(&bytes);
+            let src = tensorpeek::source::MemorySource::new(bytes.clone());
+            let inspection = pollster::block_on(source::inspect(&src, "x.safetensors"));
+            if inspection.errors().next().is_none() {
+                prop_assert_eq!(answer, Peek::Rows { tensors: 1, rows: tensorpeek::report::table::first_rows(inspection.tensors()) });
+            } else {
+                prop_assert_eq!(answer, Peek::Pass);
+            }
+        }
+    }
+}
