@@ -1,6 +1,6 @@
 //! Made-up model files: a small safetensors file and a GGUF file with a tokenizer, built
-//! in memory. The page warms its first view and its parse worker with them (`web/warm.rs`,
-//! `web/worker/entry.rs`): V8 compiles a wasm function on its first call, and these make the
+//! in memory. The page warms its first view, its parse worker and its first stage with them
+//! (`web/warm.rs`, `web/worker/entry.rs`, `bin/peek.rs`): V8 compiles a wasm function on its first call, and these make the
 //! functions a real file needs compiled before a real file comes. Nothing here reads a file.
 //!
 //! The app's view is warmed with the samples' inspections as the parse worker would hand
@@ -45,8 +45,9 @@ pub fn worker_samples() -> [(&'static str, Vec<u8>); 2] {
     [("warm.safetensors", safetensors(120)), ("warm.gguf", gguf(40_000))]
 }
 
-/// A safetensors file of `n` small tensors of the common dtypes, with metadata.
-fn safetensors(n: usize) -> Vec<u8> {
+/// A safetensors file of `n` small tensors of the common dtypes, with metadata (the page's
+/// first stage warms up with one too: src/bin/peek.rs).
+pub fn safetensors(n: usize) -> Vec<u8> {
     let mut header = String::from(r#"{"__metadata__":{"format":"pt"}"#);
     let mut at = 0u64;
     for (i, (dtype, size)) in [("F32", 4u64), ("BF16", 2), ("F16", 2), ("I64", 8)].iter().cycle().take(n).enumerate() {

@@ -186,8 +186,9 @@ function rows(m) {
   if (m.rows.length > FIRST_EARLY_ROWS) requestAnimationFrame(() => setTimeout(() => add(FIRST_EARLY_ROWS, m.rows.length), 0));
   sec.append(h, p, table);
   main.append(sec);
-  tp.firstRows ??= performance.now();
-  tp.firstRowsBy ??= m.by;
+  tp.firstRows = performance.now();
+  tp.firstRowsBy = m.by;
+  if (m.by === 'first stage') performance.mark('tensorpeek: first stage rows');
 }
 
 // A pick or drop of loose model files (no folder, no JSON, no shards: the app merges
@@ -213,11 +214,7 @@ function early(pending) {
   // parse worker does.
   const file = pending.files[0];
   if (pending.files.length === 1 && lower[0].endsWith('.safetensors') && !w.answered) {
-    peekRows(file).then((m) => {
-      if (!m || w.messages.some((x) => x?.kind === 'rows')) return;
-      performance.mark('tensorpeek: first stage rows');
-      rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' });
-    }, () => {});
+    peekRows(file).then((m) => m && rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' }), () => {});
   }
 }
 

@@ -43,19 +43,27 @@ mod exports {
         })
     }
 
-    /// Peeks once at a made-up file of two tensors, the length and then the whole header,
-    /// so that the engine compiles that path before a real file comes (www/loader.js calls
-    /// it right after instantiating this module); what it answers is dropped.
+    /// Peeks once at a made-up file (`tensorpeek::samples`, a few tensors: one pass is what
+    /// V8's lazy compilation needs), the length and then the whole header, so that the
+    /// engine compiles that path before a real file comes (www/loader.js calls it right
+    /// after instantiating this module); what it answers is dropped.
     #[no_mangle]
     pub extern "C" fn peek_warm() {
-        let header = br#"{"__metadata__":{"format":"pt"},"a.weight":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]},"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}}"#;
-        let mut file = (header.len() as u64).to_le_bytes().to_vec();
-        file.extend_from_slice(header);
-        let len = file.len() as u64 + 16;
-        for prefix in [&file[..8], &file[..]] {
-            let _ = tensorpeek::peek::peek(prefix, len).to_json();
+        let file = tensorpeek::samples::safetensors(WARM_TENSORS);
+        let mut prefix: &[u8] = &[];
+        loop {
+            let answer = tensorpeek::peek::peek(prefix, file.len() as u64);
+            let _ = answer.to_json();
+            let tensorpeek::peek::Peek::Need(n) = answer else { break };
+            match usize::try_from(n).ok().and_then(|n| file.get(..n)) {
+                Some(more) if more.len() > prefix.len() => prefix = more,
+                _ => break,
+            }
         }
     }
+
+    /// Tensors of the made-up file [`peek_warm`] reads.
+    const WARM_TENSORS: usize = 4;
 
     /// Where the last answer is in memory (UTF-8 JSON, [`peek_run`]'s length).
     #[no_mangle]

@@ -95,27 +95,6 @@ pub fn markdown<'a>(rows: impl IntoIterator<Item = Row<'a>>, with_file: bool) ->
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_fields() {
-        assert_eq!(csv_field("a,b", true), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\"", true), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("=1+1", true), "'=1+1");
-        assert_eq!(csv_field("-5", false), "-5");
-    }
-
-    #[test]
-    fn md_code_spans() {
-        assert_eq!(md_code("a.b"), "`a.b`");
-        assert_eq!(md_code("a`b"), "``a`b``");
-        assert_eq!(md_code("`x"), "`` `x ``");
-        assert_eq!(md_code("a|b"), "`a\\|b`");
-    }
-}
-
 /// Tensors shown in a first inventory at most ([`first_rows`]): the first view's screen of
 /// them (the app's table shows the rest, virtualized, once it has loaded).
 pub const MAX_FIRST_ROWS: usize = 100;
@@ -139,3 +118,25 @@ pub fn first_rows(tensors: &[TensorEntry]) -> Vec<[String; 5]> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields() {
+        assert_eq!(csv_field("a,b", true), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\"", true), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=1+1", true), "'=1+1");
+        assert_eq!(csv_field("-5", false), "-5");
+    }
+
+    #[test]
+    fn md_code_spans() {
+        assert_eq!(md_code("a.b"), "`a.b`");
+        assert_eq!(md_code("a`b"), "``a`b``");
+        assert_eq!(md_code("`x"), "`` `x ``");
+        assert_eq!(md_code("a|b"), "`a\\|b`");
+    }
+}
+

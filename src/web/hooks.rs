@@ -368,24 +368,28 @@ pub fn use_painted<K: PartialEq + Clone + 'static>(key: K) -> bool {
         let painted = painted.clone();
         use_effect_with(key.clone(), move |key| {
             let key = key.clone();
-            // setting state of a view that is gone meanwhile is a no-op in Yew
-            let later = move || gloo::timers::callback::Timeout::new(0, move || painted.set(Some(key))).forget();
-            // two frames: the first is the one that paints what is shown at once; the task
+            // setting state of a view that is gone meanwhile is a no-op in Yew.
+            // Two frames: the first is the one that paints what is shown at once; the task
             // goes after the next one's start, so that the first frame is complete (its
             // animation callbacks included) before the rest is built and laid out — with one,
             // the rest (a 20–30 ms render and a 40 ms layout in a Chromium trace) sometimes
             // came before the first rows were seen on screen
-            let second = move || {
-                let frame = Closure::once_into_js(later);
-                if let Some(w) = web_sys::window() {
-                    let _ = w.request_animation_frame(frame.unchecked_ref());
-                }
-            };
-            let frame = Closure::once_into_js(second);
-            if let Some(w) = web_sys::window() {
-                let _ = w.request_animation_frame(frame.unchecked_ref());
-            }
+            after_frames(2, move || painted.set(Some(key)));
         });
     }
     painted.as_ref() == Some(&key)
+}
+
+/// Runs `f` in a task queued from the `frames`-th animation frame from now (a task at once
+/// for 0): after the frames before it have been painted, a frame's rendering following its
+/// animation callbacks. [`use_painted`] and the take-over (`web/warm.rs`) wait with it.
+pub fn after_frames(frames: u32, f: impl FnOnce() + 'static) {
+    let Some(rest) = frames.checked_sub(1) else {
+        gloo::timers::callback::Timeout::new(0, f).forget();
+        return;
+    };
+    let frame = Closure::once_into_js(move || after_frames(rest, f));
+    if let Some(w) = web_sys::window() {
+        let _ = w.request_animation_frame(frame.unchecked_ref());
+    }
 }

@@ -50,9 +50,9 @@ pub fn loader_says(key: &str) -> bool {
 /// loader's parse worker or its first stage) has yet to put its first rows on screen: it
 /// has neither shown them nor answered, nor failed.
 pub fn early_rows_coming() -> bool {
-    let Some(early) = loader().map(|tp| get(&tp, "early")).filter(JsValue::is_object) else { return false };
-    let shown = loader().is_some_and(|tp| get(&tp, "firstRows").is_truthy());
-    !shown && !get(&early, "answered").is_truthy() && !get(&early, "failed").is_truthy()
+    let Some(tp) = loader() else { return false };
+    let early = get(&tp, "early");
+    early.is_object() && !get(&tp, "firstRows").is_truthy() && !get(&early, "answered").is_truthy() && !get(&early, "failed").is_truthy()
 }
 
 /// Whether something waits to be handed over (without taking it).

@@ -76,7 +76,8 @@ pub fn first_view(then: impl FnOnce() + 'static) {
 /// (~75 ms, then the file view's) held the main thread, and removed the first view before
 /// those rows were shown (a trace of a cold drop 1 s after the load event, 2026-12-07) —
 /// at most until the loader itself would give up on them (`EARLY_WAIT_MS` in
-/// www/loader.js), then for the frame that paints them and the next.
+/// www/loader.js), then until a task after the next frame's start (`hooks::after_frames`,
+/// as the file view's second render waits).
 async fn early_rows_first() {
     let since = super::perf::now_ms();
     let mut waited = false;
@@ -85,21 +86,11 @@ async fn early_rows_first() {
         TimeoutFuture::new(EARLY_ROWS_POLL_MS).await;
     }
     if waited {
-        frames(2).await;
-    }
-}
-
-/// Resolves after `n` animation frames (the first paints what the loader has just put in
-/// the page; the take-over's task goes after the second's start, as `hooks::use_painted`).
-async fn frames(n: u32) {
-    let Some(w) = web_sys::window() else { return };
-    for _ in 0..n {
-        let frame = js_sys::Promise::new(&mut |resolve, _| {
-            if w.request_animation_frame(&resolve).is_err() {
-                let _ = resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
-            }
+        let (done, painted) = futures::channel::oneshot::channel();
+        super::hooks::after_frames(2, move || {
+            let _ = done.send(());
         });
-        let _ = wasm_bindgen_futures::JsFuture::from(frame).await;
+        let _ = painted.await;
     }
 }
 
