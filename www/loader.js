@@ -149,8 +149,9 @@ function start() {
 }
 
 // 1234567 → "1,234,567", as the app prints counts (src/fmt.rs `thousands`). By hand: the
-// first toLocaleString of a cold page loads the browser's locale data, 40–90 ms on the main
-// thread right when the first rows are put in (a probe of a cold drop, 2026-12-07).
+// first toLocaleString of a page loads the browser's locale data — 28–46 ms in a fresh page
+// (Chromium 156, 2026-12-07, a build running beside it; the next call ~0.1 ms) — and here it
+// came right when the first rows are put in (a cold drop's probe: 41–96 ms for that step).
 const thousands = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 // The first rows of a file read by the early job, in the first view (text nodes only).
