@@ -21,7 +21,6 @@ use crate::vocab::TensorEntry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::Worker;
 use yew::prelude::*;
 
@@ -374,22 +373,9 @@ pub fn use_painted<K: PartialEq + Clone + 'static>(key: K) -> bool {
             // animation callbacks included) before the rest is built and laid out — with one,
             // the rest (a 20–30 ms render and a 40 ms layout in a Chromium trace) sometimes
             // came before the first rows were seen on screen
-            after_frames(2, move || painted.set(Some(key)));
+            super::perf::after_frames(2, move || painted.set(Some(key)));
         });
     }
     painted.as_ref() == Some(&key)
 }
 
-/// Runs `f` in a task queued from the `frames`-th animation frame from now (a task at once
-/// for 0): after the frames before it have been painted, a frame's rendering following its
-/// animation callbacks. [`use_painted`] and the take-over (`web/warm.rs`) wait with it.
-pub fn after_frames(frames: u32, f: impl FnOnce() + 'static) {
-    let Some(rest) = frames.checked_sub(1) else {
-        gloo::timers::callback::Timeout::new(0, f).forget();
-        return;
-    };
-    let frame = Closure::once_into_js(move || after_frames(rest, f));
-    if let Some(w) = web_sys::window() {
-        let _ = w.request_animation_frame(frame.unchecked_ref());
-    }
-}

@@ -102,6 +102,20 @@ pub struct FileEntry {
     pub link: Option<String>,
     /// What reading it over HTTP cost (files opened by URL).
     pub fetch: Option<Fetch>,
+    /// While it is `Reading`: its first rows, when the parse worker has sent them ahead of
+    /// the inspection (a job of one file, web/worker/opener.rs); the file view shows them
+    /// until its whole view is rendered.
+    pub early: Option<Rc<EarlyRows>>,
+}
+
+/// A file's first rows as the parse worker sends them ahead of its inspection
+/// (`Response::Rows`: `report::table::first_rows`, the rows www/loader.js shows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EarlyRows {
+    /// How many tensors the file has in all.
+    pub tensors: u64,
+    /// Name, dtype, shape, parameters, bytes — the first `report::table::MAX_FIRST_ROWS`.
+    pub rows: Vec<[String; 5]>,
 }
 
 /// Requests made, bytes received and time taken for a file read over HTTP.
@@ -250,6 +264,8 @@ pub enum Action {
     Choices(Option<HubChoices>),
     /// A note for the notes panel (`None` clears them).
     Note(Option<String>),
+    /// A file's first rows came ahead of its inspection (ignored once it is read, or closed).
+    EarlyRows { id: u32, rows: Rc<EarlyRows> },
     /// A file's inspection finished (ignored when the file was closed meanwhile).
     Loaded { id: u32, inspection: Rc<Inspection>, now_ms: f64 },
     /// Close a tab (a read in flight is dropped when it ends).
@@ -285,7 +301,7 @@ impl Reducible for State {
                     if !behind || s.current.is_none() {
                         s.current = Some(id);
                     }
-                    s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None, link, fetch: None });
+                    s.files.push(FileEntry { id, name, size, status: Status::Reading, started_ms, took_ms: None, link, fetch: None, early: None });
                 }
             }
             Action::Loaded { id, inspection, now_ms } => {
@@ -295,6 +311,7 @@ impl Reducible for State {
                 let tensors = Tensors::of(inspection.clone());
                 f.size = inspection.size;
                 f.status = Status::Done(Shared(inspection), tensors);
+                f.early = None;
                 f.took_ms = Some((now_ms - f.started_ms).max(0.0));
             }
             Action::Remove(id) if s.checkpoint.as_ref().is_some_and(|c| c.id == id) => {
@@ -316,6 +333,10 @@ impl Reducible for State {
                 s.values.retain(|(f, _), _| *f != id);
                 s.filters.remove(&id);
             }
+            Action::EarlyRows { id, rows } => match s.files.iter_mut().find(|f| f.id == id && matches!(f.status, Status::Reading)) {
+                Some(f) => f.early = Some(rows),
+                None => return self,
+            },
             Action::Show(id) => s.current = Some(id),
             Action::Fetched(id, fetch) => match s.files.iter_mut().find(|f| f.id == id) {
                 Some(f) => f.fetch = Some(fetch),

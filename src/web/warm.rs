@@ -76,7 +76,7 @@ pub fn first_view(then: impl FnOnce() + 'static) {
 /// (~75 ms, then the file view's) held the main thread, and removed the first view before
 /// those rows were shown (a trace of a cold drop 1 s after the load event, 2026-12-07) —
 /// at most until the loader itself would give up on them (`EARLY_WAIT_MS` in
-/// www/loader.js), then until a task after the next frame's start (`hooks::after_frames`,
+/// www/loader.js), then until a task after the next frame's start (`perf::after_frames`,
 /// as the file view's second render waits).
 async fn early_rows_first() {
     let since = super::perf::now_ms();
@@ -87,7 +87,7 @@ async fn early_rows_first() {
     }
     if waited {
         let (done, painted) = futures::channel::oneshot::channel();
-        super::hooks::after_frames(2, move || {
+        super::perf::after_frames(2, move || {
             let _ = done.send(());
         });
         let _ = painted.await;
@@ -113,6 +113,7 @@ async fn warm_views() {
             took_ms: Some(0.0),
             link: None,
             fetch: None,
+            early: None,
         };
         let handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file }).render();
         TimeoutFuture::new(MOUNTED_MS).await;

@@ -254,7 +254,10 @@ test('gemma3 (sliding window): --swa-full and the cells of both caches', async (
 test('a split model plans on its merged view, with every part\'s tensors', async () => {
   const { context, page, errors } = await open(SPLIT, env.server.url);
   await page.waitForSelector('[data-testid=split-model] [data-testid=fit-card]');
-  // The parts' own views point there instead of planning for a third of the model.
+  // The parts' own views point there instead of planning for a third of the model (their
+  // GGUF section comes a frame after the file view's first rows: waited for, not assumed —
+  // counted at once it failed under load, 2026-12-07).
+  await page.waitForSelector('[data-testid=fit-on-split]');
   assert.equal(await page.locator('[data-testid=fit-card]').count(), 1);
   assert.equal(await page.locator('[data-testid=fit-on-split]').count(), 1);
   const root = `[data-testid=split-model] ${card}`;

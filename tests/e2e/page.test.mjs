@@ -523,6 +523,44 @@ test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.
   await context.close();
 });
 
+test('the loaded app\'s own first rows: a file given to it shows its first rows (the parse worker\'s, sent ahead of the inspection) in a painted frame, then the whole view', async () => {
+  const file = path.join(OUT, 'llama32-3b.sparse.safetensors');
+  if (!fs.existsSync(file)) {
+    execFileSync('python3', [path.join(ROOT, 'tests/make_sparse_safetensors.py'), file]);
+  }
+  const { context, page, errors } = await openPage(env.browser, env.server.url);
+  // What the page showed before its whole view: the first rows as they came, and whether a
+  // frame began with them still there (its animation callbacks run before it is painted).
+  await page.evaluate(() => {
+    const seen = (window.__earlySeen = { rows: null, count: null, painted: false });
+    new MutationObserver((_, obs) => {
+      const rs = document.querySelectorAll('[data-testid=file-view][data-state=reading] [data-testid=early-rows] [data-testid=tensor-row]');
+      if (!rs.length) return;
+      obs.disconnect();
+      seen.rows = [...rs].map((r) => [...r.cells].map((c) => c.textContent));
+      seen.count = document.querySelector('[data-testid=early-rows] p').textContent;
+      requestAnimationFrame(() => { seen.painted = !!document.querySelector('[data-testid=early-rows] [data-testid=tensor-row]'); });
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  await page.setInputFiles('[data-testid=file-input]', file);
+  await done(page);
+  const seen = await page.evaluate(() => window.__earlySeen);
+  assert.ok(seen.rows, 'the first rows came before the whole view');
+  assert.equal(seen.painted, true, 'a frame began with them on screen');
+  assert.equal(seen.count, '254 tensors (the first 24 here; the whole view is loading)');
+  assert.equal(seen.rows.length, 24);
+  assert.equal(await page.locator('[data-testid=early-rows]').count(), 0, 'replaced by the whole view');
+  // The same tensors, in the same order, as the whole view's table shows first.
+  const full = await page.locator('[data-testid=tensor-row]').evaluateAll((rs) => rs.slice(0, 24).map((r) => ({ name: r.dataset.name, cells: [...r.cells].map((c) => c.textContent) })));
+  assert.deepEqual(seen.rows.map((r) => r[1]), full.map((r) => r.name));
+  for (const [k, [i, name, dtype, shape, params]] of seen.rows.entries()) {
+    assert.equal(i, String(k));
+    for (const v of [dtype, shape, params]) assert.ok(full[k].cells.some((c) => c.includes(v)), `${name}: ${v} in ${full[k].cells.join(' | ')}`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('thousands of tensors: a virtualized table — rows in view only, scroll, sort, filter, tree', async (t) => {
   // A synthetic header (UI scaling only; the numbers are checked against the files above).
   const count = 6000;

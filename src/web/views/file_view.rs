@@ -9,7 +9,7 @@ use super::components::{dl_item, equation, export_name, CopyButton, ExportButton
 use super::format::{bytes_html, mono, num_html, sized};
 use super::gguf_view::GgufSection;
 use super::torch_view::{SafetyCard, TorchSection};
-use crate::web::state::{FileEntry, Shared, Status, Tensors};
+use crate::web::state::{EarlyRows, FileEntry, Shared, Status, Tensors};
 use super::table::{Layouts, TensorTable};
 use super::values::ValuesPanel;
 use super::verify_view::VerifyCard;
@@ -83,6 +83,7 @@ pub fn file_view(p: &FileViewProps) -> Html {
                     { fetched_line(f) }
                     <div class="progress indeterminate" role="progressbar" aria-label="Reading header"><div></div></div>
                     <button type="button" onclick={close} data-testid="cancel">{ "Cancel" }</button>
+                    { f.early.as_deref().map(early_rows).unwrap_or_default() }
                 </article>
             }
         }
@@ -139,6 +140,37 @@ pub fn file_view(p: &FileViewProps) -> Html {
 }
 
 /// "Fetched over HTTP: 2 requests · 29,472 bytes · 35 ms" for a file opened by URL.
+/// Rows of a file's first inventory shown while its whole view is still to come: what a
+/// 900-pixel window shows of them (the loader's first frame shows as many, www/loader.js
+/// `FIRST_EARLY_ROWS`).
+const EARLY_ROWS_SHOWN: usize = 24;
+
+/// A file's first rows, sent by the parse worker ahead of its inspection, as plain text in
+/// the first view's early table (www/loader.js `rows`): the whole view replaces them a
+/// painted frame later (web/worker/opener.rs), so they cost a few rows' render instead of
+/// the file view's (~40–90 ms on a 2-core machine, traces of a cold drop, 2026-12-07).
+fn early_rows(e: &EarlyRows) -> Html {
+    let shown = e.rows.len().min(EARLY_ROWS_SHOWN);
+    let n = fmt::thousands(e.tensors);
+    let line = if e.tensors > shown as u64 { format!("{n} tensors (the first {shown} here; the whole view is loading)") } else { format!("{n} tensors (the whole view is loading)") };
+    html! {
+        <section class="early" data-testid="early-rows">
+            <p class="dim">{ line }</p>
+            <table>
+                <thead><tr>{ for ["#", "Name", "Dtype", "Shape", "Parameters", "Bytes"].iter().map(|t| html! { <th scope="col">{ *t }</th> }) }</tr></thead>
+                <tbody>
+                    { for e.rows.iter().take(shown).enumerate().map(|(i, [name, dtype, shape, params, bytes])| html! {
+                        <tr class="row" data-testid="tensor-row" data-name={name.clone()}>
+                            <td class="n">{ i }</td><td>{ name.clone() }</td><td>{ dtype.clone() }</td><td>{ shape.clone() }</td>
+                            <td class="n">{ params.clone() }</td><td class="n">{ bytes.clone() }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
 fn fetched_line(f: &FileEntry) -> Html {
     let Some(x) = f.fetch else { return html! {} };
     html! {

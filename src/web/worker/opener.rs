@@ -10,7 +10,7 @@
 
 use crate::web::perf::now_ms;
 use super::protocol::{from_js, to_js, Fault, OpenInput, Request, Response};
-use crate::web::state::{Action, CheckpointData, Fetch, Ignored, State};
+use crate::web::state::{Action, CheckpointData, EarlyRows, Fetch, Ignored, State};
 use crate::formats::Inspection;
 use crate::model::files::Kind;
 use crate::source::set::{merge_set, OpenedSet, Skipped};
@@ -115,13 +115,20 @@ struct Job {
     last_ms: f64,
     set: OpenedSet,
     running: Option<Running>,
+    /// The input (job index) whose first rows are on screen ahead of its inspection.
+    early_rows: Option<usize>,
 }
+
+/// How long the whole view of a file whose first rows were just put on screen waits for
+/// them to be painted, at most: a page that paints no frames (a hidden tab, an iframe out of
+/// view) still gets it. A painting page paints within a frame or two.
+const EARLY_ROWS_PAINT_MS: u32 = 500;
 
 /// Starts a job.
 pub fn start(mut plan: JobPlan, d: UseReducerDispatcher<State>) {
     let all: Vec<usize> = (0..plan.inputs.len()).collect();
     let set = OpenedSet { companions: std::mem::take(&mut plan.companions), ..OpenedSet::default() };
-    let job = Rc::new(RefCell::new(Job { plan, d, batch: Vec::new(), current: None, last_ms: now_ms(), set, running: None }));
+    let job = Rc::new(RefCell::new(Job { plan, d, batch: Vec::new(), current: None, last_ms: now_ms(), set, running: None, early_rows: None }));
     run(&job, all);
 }
 
@@ -223,7 +230,15 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
                 fail(job, i, message);
             }
         }
-        Response::Progress { .. } | Response::Rows { .. } => {}
+        Response::Progress { .. } => {}
+        Response::Rows { index, tensors, rows, .. } => {
+            let mut j = job.borrow_mut();
+            let Some(i) = j.batch.get(index).copied() else { return };
+            if let Some(id) = j.plan.inputs.get(i).and_then(|x| x.id) {
+                j.d.dispatch(Action::EarlyRows { id, rows: Rc::new(EarlyRows { tensors, rows }) });
+                j.early_rows = Some(i);
+            }
+        }
         Response::Inspected { index, inspection } => {
             let Some(i) = job.borrow().batch.get(index).copied() else { return };
             match Inspection::from_bytes(&inspection) {
@@ -264,7 +279,10 @@ fn send_open(job: &Rc<RefCell<Job>>) {
             fault: i.fault,
         })
         .collect();
-    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content, rows: false }).and_then(|v| {
+    // One file (no Model tab): its first rows ahead of its inspection, shown while the
+    // whole view is rendered (`Response::Rows`, the rows www/loader.js shows before the app).
+    let rows = j.plan.inputs.len() == 1 && j.plan.checkpoint.is_none();
+    let sent = to_js(&Request::Open { inputs, classify_by_content: j.plan.classify_by_content, rows }).and_then(|v| {
         j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
     });
     drop(j);
@@ -274,12 +292,23 @@ fn send_open(job: &Rc<RefCell<Job>>) {
 }
 
 fn inspected(job: &Rc<RefCell<Job>>, i: usize, insp: Rc<Inspection>) {
-    let (id, d) = {
-        let j = job.borrow();
-        (j.plan.inputs.get(i).and_then(|x| x.id), j.d.clone())
+    let (id, d, rows_shown) = {
+        let mut j = job.borrow_mut();
+        let shown = j.early_rows == Some(i);
+        if shown {
+            j.early_rows = None;
+        }
+        (j.plan.inputs.get(i).and_then(|x| x.id), j.d.clone(), shown)
     };
     if let Some(id) = id {
-        d.dispatch(Action::Loaded { id, inspection: insp.clone(), now_ms: now_ms() });
+        let loaded = Action::Loaded { id, inspection: insp.clone(), now_ms: now_ms() };
+        if rows_shown {
+            // Its first rows are in the page: they are painted before the whole view's
+            // render (tens of ms) holds the thread.
+            crate::web::perf::after_a_frame(EARLY_ROWS_PAINT_MS, move || d.dispatch(loaded));
+        } else {
+            d.dispatch(loaded);
+        }
     }
     job.borrow_mut().set.files.push((i, insp));
 }
