@@ -29,8 +29,8 @@ step "the wheel, the pre-commit hook and the GitHub Action (beside the steps bel
 (export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
  CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
-beside=""
-trap 'kill "$integrations" $beside 2>/dev/null || true' EXIT   # a failed step below stops them too
+npm_build=""
+trap 'kill "$integrations" $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
 
 # cargo-nextest (on every machine of our kind) runs the tests side by side, each in a
 # process of its own (the native integration tests are one binary, tests/main.rs): the long single-threaded ones (tests/memory_bounds.rs'
@@ -45,6 +45,15 @@ else
   cargo test 2>&1 | tee "$LOGS/native.log"
   summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 fi
+
+step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
+# Without the page's feature: the byte source and the statistics need neither Yew nor gloo.
+# wasm-bindgen-test-runner gives a whole test binary 20 s and its driver 5 s to start, then
+# kills it: wasm_blob ran 11–17 s idle, and a clone's run of this script (2026-12-03, the
+# integrations' release build beside it) was killed there. The limits below only stop a hang.
+WASM_BINDGEN_TEST_TIMEOUT=900 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=120 \
+  cargo test --target wasm32-unknown-unknown --no-default-features --test wasm_blob --test stats_paths 2>&1 | tee "$LOGS/wasm.log"
+summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 
 step "trunk build --release --offline (skipped when dist/ was built from these very files)"
 scripts/build-page.sh 2>&1 | tail -n 5
@@ -61,43 +70,28 @@ python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dtype bf16 --rope-freqs
 python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
+# The npm package's wasm (a fat-LTO build, one core for most of it) builds beside the
+# browser tests, which are made to pass with a CPU hog beside them.
 # The CLI the browser tests compare the page with is the debug build the native step has
 # just made for this checkout (the integration tests run it): named here, so that the
-# harness does not call cargo while the builds below hold target/ (a `cargo build` of it
-# here would compile the crate again in the dev profile: ~30 s).
+# harness does not call cargo while the npm build holds target/ (a `cargo build` of it here
+# would compile the crate again in the dev profile: ~30 s).
 export TENSORPEEK="$PWD/target/debug/tensorpeek"
 [[ -x "$TENSORPEEK" ]] || cargo build --quiet --bin tensorpeek
+(scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
+npm_build=$!
 
-# Beside the browser tests, one after the other (both build in target/): the wasm tests in
-# headless Chromium, then the npm package's wasm (a fat-LTO build, one core for most of
-# it). The browser tests are made to pass with a CPU hog beside them; the browser tests'
-# two files at a time and these two beside them keep both cores busy (a fresh clone,
-# 2026-12-07: 662 s with each of these steps in turn, the wasm tests 63 s of it).
-step "beside the browser tests: the wasm tests, then the npm package's build (printed after them)"
-# The wasm tests without the page's feature: the byte source and the statistics need
-# neither Yew nor gloo. wasm-bindgen-test-runner gives a whole test binary 20 s and its
-# driver 5 s to start, then kills it: wasm_blob ran 11–17 s idle, and a clone's run of this
-# script (2026-12-03, the integrations' release build beside it) was killed there. The
-# limits below only stop a hang.
-(WASM_BINDGEN_TEST_TIMEOUT=900 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=120 \
-  cargo test --target wasm32-unknown-unknown --no-default-features --test wasm_blob --test stats_paths > "$LOGS/wasm.log" 2>&1 && rc=0 || rc=$?
- echo "wasm tests: exit $rc at $(at)" >> "$LOGS/wasm.log"
- scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1 && rc=0 || rc=$?
- echo "npm build: exit $rc at $(at)" >> "$LOGS/npm-build.log") &
-beside=$!
-
+# Two test files at a time: one after the other they left a core idle through most of
+# them (a fresh clone, 2026-12-07: 298 s one at a time, 248 s two at a time, the npm build
+# beside both). Each test waits on the condition it needs, never a fixed budget, so a busy
+# machine makes them slower, not red (README, Tests).
 step "Playwright end-to-end (node --test, two files at a time)"
 node --test --test-concurrency=2 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
 summary+=("e2e:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/e2e.log" | tr '\n' ' ')")
 
-step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics; ran beside the browser tests)"
-wait "$beside" || true
-beside=""
-cat "$LOGS/wasm.log"
-summary+=("wasm:     $(grep -E '^test result:' "$LOGS/wasm.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
-grep -q '^wasm tests: exit 0 ' "$LOGS/wasm.log" || { echo "the wasm tests failed"; exit 1; }
-
 step "npm package (build, pack, install the tarball; Node 20, Chromium, tsc)"
+wait "$npm_build" || true
+npm_build=""
 cat "$LOGS/npm-build.log"
 grep -q '^npm build: exit 0 ' "$LOGS/npm-build.log" || { echo "the npm package's build failed"; exit 1; }
 NPM_BUILT=1 scripts/test-npm.sh 2>&1 | tee "$LOGS/npm.log"
