@@ -294,10 +294,7 @@ fn send_open(job: &Rc<RefCell<Job>>) {
 fn inspected(job: &Rc<RefCell<Job>>, i: usize, insp: Rc<Inspection>) {
     let (id, d, rows_shown) = {
         let mut j = job.borrow_mut();
-        let shown = j.early_rows == Some(i);
-        if shown {
-            j.early_rows = None;
-        }
+        let shown = j.early_rows.take_if(|k| *k == i).is_some();
         (j.plan.inputs.get(i).and_then(|x| x.id), j.d.clone(), shown)
     };
     if let Some(id) = id {
