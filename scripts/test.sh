@@ -81,9 +81,8 @@ export TENSORPEEK="$PWD/target/debug/tensorpeek"
 (scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
 npm_build=$!
 
-# Two test files at a time: one after the other they left a core idle through most of
-# them (a fresh clone, 2026-12-07: 298 s one at a time, 248 s two at a time, the npm build
-# beside both). Each test waits on the condition it needs, never a fixed budget, so a busy
+# Two test files at a time (a fresh clone, 2026-12-07: 298 s one at a time, 248 s two at
+# a time, the npm build beside both). Each test waits on the condition it needs, never a fixed budget, so a busy
 # machine makes them slower, not red (README, Tests).
 step "Playwright end-to-end (node --test, two files at a time)"
 node --test --test-concurrency=2 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
