@@ -14,8 +14,15 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 
 # NPM_BUILT=1: scripts/build-npm.sh has just run (scripts/test.sh builds it beside the browser tests).
 [[ "${NPM_BUILT:-}" == 1 ]] || scripts/build-npm.sh
-cargo build --offline --bin tensorpeek
-export TP_ROOT="$ROOT" TP_CLI="$target_dir/debug/tensorpeek"
+# The CLI the reports are compared with: $TENSORPEEK (scripts/test.sh names its copy of
+# the debug build), else this checkout's debug build.
+if [[ -n "${TENSORPEEK:-}" ]]; then
+  cli=$TENSORPEEK
+else
+  cargo build --offline --bin tensorpeek
+  cli="$target_dir/debug/tensorpeek"
+fi
+export TP_ROOT="$ROOT" TP_CLI="$cli"
 
 mkdir -p target/npm
 rm -f target/npm/tensorpeek-*.tgz

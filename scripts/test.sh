@@ -16,21 +16,9 @@ summary=()
 
 step() { printf '\n==== %s  (at %s)\n' "$*" "$(at)"; }
 
-# The wheel, the pre-commit hook and the GitHub Action run beside every step below, from the
-# start, with a target directory of their own (their native release build would otherwise
-# wait for the other builds' lock on target/). Their output is printed when they are done.
-# Their build is the release profile made light (opt-level 0, no LTO, 16 codegen units):
-# what they check is how the wheel is built, installed and run, which the profile does not
-# change, and with the product's own profile (fat LTO, one codegen unit, opt-level "z")
-# they were the largest single piece of CPU work beside the steps below on 2 cores. Alone
-# on the idle machine (2026-12-03): 279 s and 289 CPU-seconds with it, 142 s and 154 with
-# this one (opt-level 1: 229 s, 339 CPU-seconds).
-step "the wheel, the pre-commit hook and the GitHub Action (beside the steps below)"
-(export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=0
- CARGO_TARGET_DIR="$PWD/target/integrations" scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
-integrations=$!
+integrations=""
 npm_build=""
-trap 'kill "$integrations" $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
+trap 'kill $integrations $npm_build 2>/dev/null || true' EXIT   # a failed step below stops them too
 
 # cargo-nextest (on every machine of our kind) runs the tests side by side, each in a
 # process of its own (the native integration tests are one binary, tests/main.rs): the long single-threaded ones (tests/memory_bounds.rs'
@@ -45,6 +33,27 @@ else
   cargo test 2>&1 | tee "$LOGS/native.log"
   summary+=("native:   $(grep -E '^test result:' "$LOGS/native.log" | awk '{p+=$4; f+=$6} END {print p" passed, "f" failed"}')")
 fi
+
+# The CLI the browser and npm tests compare the page and the library with: the debug build
+# the native tests have just run, copied, since the integrations below link
+# target/debug/tensorpeek again as they build the wheel (a test starting it at that moment
+# would find no file).
+[[ -x target/debug/tensorpeek ]] || cargo build --quiet --bin tensorpeek
+mkdir -p target/test-cli
+cp target/debug/tensorpeek target/test-cli/tensorpeek
+export TENSORPEEK="$PWD/target/test-cli/tensorpeek"
+
+# The wheel, the pre-commit hook and the GitHub Action run beside every step below. Their
+# builds use the dev profile in this target directory (WHEEL_PROFILE, scripts/
+# test_integrations.sh): the native step has just compiled every crate they need in it,
+# so the wheel's build only links (the pre-commit hook's, from a copy of the repository
+# at another path, compiles our crate again). What they check is how the wheel is built,
+# installed and run, which the profile does not change. (Until 2026-12-07 they built
+# the release profile made light, with a target directory of their own, beside the native
+# step: ~150 CPU-seconds of compiling every crate again, on the same two cores.)
+step "the wheel, the pre-commit hook and the GitHub Action (beside the steps below)"
+(WHEEL_PROFILE=dev scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
+integrations=$!
 
 step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
 # Without the page's feature: the byte source and the statistics need neither Yew nor gloo.
@@ -72,12 +81,6 @@ python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
 # The npm package's wasm (a fat-LTO build, one core for most of it) builds beside the
 # browser tests, which are made to pass with a CPU hog beside them.
-# The CLI the browser tests compare the page with is the debug build the native step has
-# just made for this checkout (the integration tests run it): named here, so that the
-# harness does not call cargo while the npm build holds target/ (a `cargo build` of it here
-# would compile the crate again in the dev profile: ~30 s).
-export TENSORPEEK="$PWD/target/debug/tensorpeek"
-[[ -x "$TENSORPEEK" ]] || cargo build --quiet --bin tensorpeek
 (scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
 npm_build=$!
 

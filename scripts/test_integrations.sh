@@ -13,10 +13,17 @@
 # Every check prints PASS or FAIL; nothing is skipped (a missing tool is a FAIL). The last
 # line is "integrations: N passed, N failed"; the exit status is 1 when any failed.
 # WHEEL_SIZE_FILE, when set, receives the wheel's size in bytes.
+# WHEEL_PROFILE (default release) is the Cargo profile of every build here: maturin's own
+# (`--profile`) and pip's (MATURIN_PEP517_ARGS, for the pre-commit hook's and the action's
+# installs). scripts/test.sh passes `dev` with the shared target directory, so that the
+# wheel is linked from what the native tests have just compiled instead of compiling every
+# crate again: what these checks test is how the wheel is built, installed and run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
+profile=${WHEEL_PROFILE:-release}
+[ "$profile" = release ] || export MATURIN_PEP517_ARGS="--profile $profile"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tensorpeek-integrations.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -53,7 +60,7 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 echo "== wheel (maturin, bindings = bin)"
 python3 -m venv "$work/build-venv"
 check "pip install maturin into a fresh venv" "$work/build-venv/bin/pip" install --quiet "maturin>=1.9,<2.0"
-check "maturin build --release" "$work/build-venv/bin/maturin" build --release --out "$work/wheels"
+check "maturin build --profile $profile" "$work/build-venv/bin/maturin" build --profile "$profile" --out "$work/wheels"
 wheel=$(ls "$work"/wheels/tensorpeek-*.whl 2>/dev/null | head -n 1)
 check "one wheel, named for this version" test -f "$wheel" -a "$(basename "${wheel:-none}" | cut -d- -f2)" = "$version"
 check "the wheel holds the tensorpeek binary as a script, the python package, no worker" python3 -c '
