@@ -1,18 +1,9 @@
 #!/usr/bin/env bash
-# Builds the npm package in npm/: the wasm of `src/js/` (bin tensorpeek-js, --features js),
-# wasm-bindgen --target web (one output for Node and browsers: Node hands it the bytes, a
-# browser the URL), wasm-opt from the repository's npm binaryen (as Trunk does for the page).
-# Profile `worker` (opt-level 3), as the page's values worker: stats decodes every element.
-# Prints the wasm's size and gzipped size.
-#
-# With the default feature `page` left on: the bin never reaches `web/` (tests/layers.rs),
-# so the link is the same wasm (the same exports; 1,963,661 bytes before wasm-opt with it,
-# 1,967,814 without, 2026-12-07), and every dependency is then the same crate with the same
-# features as in the page's `worker` build, which is compiled already on a machine that has
-# built the page (`scripts/serve.sh`, then `scripts/test.sh`): only our crate compiles.
-# Without `page`, feature unification gave 17 dependencies other features (web-sys, js-sys,
-# futures, serde_json, …), compiled again: 4 min 30 s of cargo beside the browser tests in a
-# fresh clone's test step; our crate alone takes 1 min 21 s on the idle machine.
+# Builds the npm package in npm/: the wasm of `src/js/` (bin tensorpeek-js, without the page:
+# --no-default-features --features js), wasm-bindgen --target web (one output for Node and
+# browsers: Node hands it the bytes, a browser the URL), wasm-opt from the repository's npm
+# binaryen (as Trunk does for the page). Profile `worker` (opt-level 3), as the page's values
+# worker: stats decodes every element. Prints the wasm's size and gzipped size.
 #
 #   scripts/build-npm.sh          build into npm/wasm/
 #   scripts/build-npm.sh --pack   then `npm pack` into target/npm/ (prints the tarball)
@@ -20,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 target_dir="${CARGO_TARGET_DIR:-target}"
-cargo build --offline --target wasm32-unknown-unknown --features js \
+cargo build --offline --target wasm32-unknown-unknown --no-default-features --features js \
   --bin tensorpeek-js --profile worker
 out=npm/wasm
 rm -rf "$out"

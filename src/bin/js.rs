@@ -1,5 +1,5 @@
 //! The JavaScript library's wasm (`npm/`, built by scripts/build-npm.sh with
-//! `--features js`): the exports are `tensorpeek::js`'s; there is
+//! `--no-default-features --features js`): the exports are `tensorpeek::js`'s; there is
 //! nothing to start. Natively it only says what it is.
 
 #[cfg(target_arch = "wasm32")]
