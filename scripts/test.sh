@@ -55,6 +55,15 @@ step "the wheel, the pre-commit hook and the GitHub Action (beside the steps bel
 (WHEEL_PROFILE=dev scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
 
+# The npm package's wasm (a fat-LTO build and binaryen's wasm-opt under Node: one core for
+# most of it, ~120 CPU-seconds) builds beside the steps below from here, in the `worker`
+# profile's target directories (only a rebuild of the page shares them, and waits). Started
+# with the browser tests, as until 2026-12-07, it was the last thing running: in a clean
+# set-up's test step (d453c78) the browser tests were done at 509 s and the npm build at
+# 584 s, one core idle meanwhile.
+(scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
+npm_build=$!
+
 step "wasm-bindgen-test in headless Chromium (Blob byte source, SIMD128 statistics)"
 # Without the page's feature: the byte source and the statistics need neither Yew nor gloo.
 # wasm-bindgen-test-runner gives a whole test binary 20 s and its driver 5 s to start, then
@@ -79,13 +88,8 @@ python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.sparse.gguf
 python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dtype bf16 --rope-freqs
 python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
-# The npm package's wasm (a fat-LTO build, one core for most of it) builds beside the
-# browser tests, which are made to pass with a CPU hog beside them.
-(scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
-npm_build=$!
-
 # Two test files at a time (a fresh clone, 2026-12-07: 298 s one at a time, 248 s two at
-# a time, the npm build beside both). Each test waits on the condition it needs, never a fixed budget, so a busy
+# a time, the npm build beside both then). Each test waits on the condition it needs, never a fixed budget, so a busy
 # machine makes them slower, not red (README, Tests).
 step "Playwright end-to-end (node --test, two files at a time)"
 node --test --test-concurrency=2 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
