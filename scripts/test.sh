@@ -59,8 +59,8 @@ integrations=$!
 # most of it, ~120 CPU-seconds) builds beside the steps below from here, in the `worker`
 # profile's target directories (only a rebuild of the page shares them, and waits). Started
 # with the browser tests, as until 2026-12-07, it was the last thing running: in a clean
-# set-up's test step (d453c78) the browser tests were done at 509 s and the npm build at
-# 584 s, one core idle meanwhile.
+# set-up's test step (d453c78) the browser tests were done at 509 s and the npm build, then
+# running alone, at 584 s.
 (scripts/build-npm.sh > "$LOGS/npm-build.log" 2>&1; echo "npm build: exit $? at $(at)" >> "$LOGS/npm-build.log") &
 npm_build=$!
 
@@ -89,8 +89,8 @@ python3 tests/make_sparse_gguf.py tests/e2e/out/llama32-3b.bf16.sparse.gguf --dt
 python3 tests/make_sparse_torch.py tests/e2e/out/llama32-3b.sparse.pt
 
 # Two test files at a time (a fresh clone, 2026-12-07: 298 s one at a time, 248 s two at
-# a time, the npm build beside both then). Each test waits on the condition it needs, never a fixed budget, so a busy
-# machine makes them slower, not red (README, Tests).
+# a time, the npm build beside both then). Each test waits on the condition it needs, never
+# a fixed budget, so a busy machine makes them slower, not red (README, Tests).
 step "Playwright end-to-end (node --test, two files at a time)"
 node --test --test-concurrency=2 --test-reporter=spec tests/e2e/ 2>&1 | tee "$LOGS/e2e.log"
 summary+=("e2e:      $(grep -E '^ℹ (pass|fail) ' "$LOGS/e2e.log" | tr '\n' ' ')")
