@@ -26,22 +26,23 @@ else
 fi
 
 # The two build tools are compiled from crates.io. They are tools, not the product: built
-# with a light release profile (no LTO, many codegen units, opt-level 1) instead of their own
+# with a light release profile (no LTO, many codegen units, opt-level 0) instead of their own
 # fat-LTO, one-unit profile, without their TLS and update-check features (the build runs
 # --offline and never downloads), and both at once so that one's serial steps (a link, a big
 # crate) overlap the other's. Measured in README.md ("The two commands").
-# Trunk at opt-level 0: at run time it only copies, hashes and serves a few files, and its
-# ~300 crates compile much faster unoptimized; wasm-bindgen-cli at 1, since it rewrites the
-# page's multi-megabyte wasm files on every build.
+# At opt-level 0 Trunk at run time only copies, hashes and serves a few files; wasm-bindgen-cli
+# installs in 70 s and 130 CPU-seconds instead of 139 s and 267 at opt-level 1 (2026-12-07,
+# alone, registry present), and its runs take ~1 s longer on each of the page's wasm files
+# and the wasm tests' (0.3 → 1 s; 0.9 → 3.3 s for the largest test binary).
 light=(env CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=64
-       CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
+       CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false
        CARGO_PROFILE_RELEASE_INCREMENTAL=false)
 pids=()
 if [[ "$(trunk --version 2>/dev/null || true)" == "trunk $TRUNK_VERSION" ]]; then
   say "trunk $TRUNK_VERSION: present"
 else
-  say "installing trunk $TRUNK_VERSION (light profile at opt-level 0, no default features)"
-  "${light[@]}" CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
+  say "installing trunk $TRUNK_VERSION (light profile, no default features)"
+  "${light[@]}" cargo install --quiet --locked --no-default-features "trunk@$TRUNK_VERSION" &
   pids+=($!)
 fi
 
@@ -55,8 +56,9 @@ else
 fi
 # While the tools compile, so does the page: the same `cargo build`s that Trunk runs for
 # index.html's four wasm files (same target, profiles, bins and --offline), so that Trunk's
-# own build finds them fresh and only runs wasm-bindgen and wasm-opt. The tools' builds have
-# one-core stretches (a link, a big crate) that this fills. A failure here is not fatal:
+# own build finds them fresh and only runs wasm-bindgen and wasm-opt (the workers with only
+# feature `worker`, as index.html asks: the library without the page's views). The tools'
+# builds have one-core stretches (a link, a big crate) that this fills. A failure here is not fatal:
 # Trunk builds again and reports it.
 page_build=""
 if [[ ${#pids[@]} -gt 0 ]]; then
@@ -65,7 +67,7 @@ if [[ ${#pids[@]} -gt 0 ]]; then
   ( cargo fetch --locked \
     && cargo build --target=wasm32-unknown-unknown --release --offline --bin tensorpeek --bin tensorpeek-peek \
     && cargo build --target=wasm32-unknown-unknown --profile worker --offline \
-         --bin tensorpeek-worker --bin tensorpeek-values ) > target/setup-page-build.log 2>&1 &
+         --no-default-features --features worker --bin tensorpeek-worker --bin tensorpeek-values ) > target/setup-page-build.log 2>&1 &
   page_build=$!
 fi
 # The downloads below (npm, Debian, PyPI) run while the two tools compile.

@@ -33,6 +33,6 @@ pub mod cli;
 pub mod invariants;
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod js;
-#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod web;
 pub mod peek;

@@ -4,13 +4,13 @@
 //! (`data-bin="tensorpeek-worker" data-type="worker"`, the `worker` profile, opt-level 3); natively
 //! there is nothing to run.
 
-#[cfg(all(target_arch = "wasm32", feature = "page"))]
+#[cfg(all(target_arch = "wasm32", feature = "worker"))]
 fn main() {
     tensorpeek::web::worker::entry::start_parse();
 }
 
-// Without the page (the npm build compiles only `tensorpeek-js`): nothing to start.
-#[cfg(all(target_arch = "wasm32", not(feature = "page")))]
+// Without the workers (the npm build compiles only `tensorpeek-js`): nothing to start.
+#[cfg(all(target_arch = "wasm32", not(feature = "worker")))]
 fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]

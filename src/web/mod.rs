@@ -15,16 +15,28 @@
 //! A view never imports the worker room, nor a worker file a view (tests/layers.rs): they
 //! meet here.
 
+// Everything but the workers' side is the page's (feature `page`): the workers alone are built
+// with feature `worker` (index.html), without Yew or gloo.
+#[cfg(feature = "page")]
 pub mod app;
+#[cfg(feature = "page")]
 pub mod audit;
+#[cfg(feature = "page")]
 pub mod folder;
+#[cfg(feature = "page")]
 pub mod hooks;
+#[cfg(feature = "page")]
 pub mod perf;
+#[cfg(feature = "page")]
 pub mod remote;
+#[cfg(feature = "page")]
 pub mod shell;
 pub mod sources;
+#[cfg(feature = "page")]
 pub mod state;
+#[cfg(feature = "page")]
 pub mod views;
+#[cfg(feature = "page")]
 pub mod warm;
 pub mod worker;
 
@@ -35,12 +47,14 @@ pub mod worker;
 /// moment is read at once by the loader's parse worker and its first rows shown by the
 /// loader (the app then takes over that job), instead of waiting behind the warm-up's
 /// renders (README, Performance: the cold drop, the file 1 s after the load event).
+#[cfg(feature = "page")]
 pub fn start() {
     std::panic::set_hook(Box::new(|info| show_panic(&info.to_string())));
     warm::first_view(take_over);
 }
 
 /// The app takes the page over from the first view.
+#[cfg(feature = "page")]
 fn take_over() {
     // www/loader.js started the parse worker before the app: it becomes the app's spare
     // (or its first open job's worker, web/worker/opener.rs), and a file dropped from now on
@@ -54,6 +68,7 @@ fn take_over() {
 
 /// Registers `sw.js` (the app shell for offline use; it never caches model bytes). Only
 /// where the browser offers service workers (a secure context); a refusal changes nothing.
+#[cfg(feature = "page")]
 fn register_service_worker() {
     let Some(w) = web_sys::window() else { return };
     let nav = w.navigator();
@@ -70,6 +85,7 @@ fn register_service_worker() {
 /// After a panic the page's wasm cannot run again; what it last rendered stays on screen
 /// and this notice (plain DOM, text only) says what happened, never a blank page. Files are
 /// parsed and decoded in workers, whose panics the page survives (see [`worker::opener`]).
+#[cfg(feature = "page")]
 fn show_panic(message: &str) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
     let (Ok(div), Some(body)) = (doc.create_element("div"), doc.body()) else { return };

@@ -7,9 +7,12 @@ use crate::error::SourceError;
 use crate::source::blob::BlobSource;
 use crate::source::http::{FetchCount, HttpSource};
 use crate::source::ByteSource;
+#[cfg(feature = "page")]
 use std::cell::RefCell;
+#[cfg(feature = "page")]
 use std::collections::HashMap;
 use std::rc::Rc;
+#[cfg(feature = "page")]
 use yew::prelude::*;
 
 /// Where a tab's file is read from.
@@ -68,16 +71,20 @@ impl ByteSource for PageSource {
     }
 }
 
+/// The app's registry (the workers use only [`PageSource`]).
+#[cfg(feature = "page")]
 #[derive(Clone, Default)]
 pub struct Sources(Rc<RefCell<HashMap<u32, FileSource>>>);
 
 /// One registry per app: equal by identity.
+#[cfg(feature = "page")]
 impl PartialEq for Sources {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
+#[cfg(feature = "page")]
 impl Sources {
     pub fn insert(&self, id: u32, src: FileSource) {
         self.0.borrow_mut().insert(id, src);
@@ -93,6 +100,7 @@ impl Sources {
 }
 
 /// The registry from the app's context (an empty one outside it).
+#[cfg(feature = "page")]
 #[hook]
 pub fn use_sources() -> Sources {
     use_context::<Sources>().unwrap_or_default()

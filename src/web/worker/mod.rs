@@ -13,7 +13,10 @@
 pub mod audit_worker;
 pub mod entry;
 pub mod hasher;
+#[cfg(feature = "page")]
 pub mod job;
+#[cfg(feature = "page")]
 pub mod opener;
+#[cfg(feature = "page")]
 pub mod pool;
 pub mod protocol;
