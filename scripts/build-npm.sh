@@ -2,9 +2,7 @@
 # Builds the npm package in npm/: the wasm of `src/js/` (bin tensorpeek-js, without the page:
 # --no-default-features --features js), wasm-bindgen --target web (one output for Node and
 # browsers: Node hands it the bytes, a browser the URL), wasm-opt from the repository's npm
-# binaryen at -O1, as Trunk does for the page (index.html: smaller gzipped than -O3 — 655,721
-# against 662,856 bytes here —, the same decode rates but F8_E4M3's, 10 s instead of 56 s;
-# 2026-12-07).
+# binaryen at -O1, as Trunk does for the page (README, Performance: why -O1).
 # Profile `worker` (opt-level 3), as the page's values worker: stats decodes every element.
 # Prints the wasm's size and gzipped size.
 #

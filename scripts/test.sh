@@ -55,9 +55,10 @@ step "the wheel, the pre-commit hook and the GitHub Action (beside the steps bel
 (WHEEL_PROFILE=dev scripts/test_integrations.sh && rc=0 || rc=$?; echo "integrations: finished at $(at)"; exit $rc) > "$LOGS/integrations.log" 2>&1 &
 integrations=$!
 
-# The npm package's wasm (a fat-LTO build and binaryen's wasm-opt under Node: one core for
-# most of it, ~120 CPU-seconds) builds beside the steps below from here, in the `worker`
-# profile's target directories (only a rebuild of the page shares them, and waits). Started
+# The npm package's wasm (a fat-LTO build, then wasm-bindgen and binaryen's wasm-opt -O1
+# under Node) builds beside the steps below from here, in the `worker` profile's target
+# directory, whose dependencies the page's workers built with the same features (its cargo
+# step then 54 s of one core, 2026-12-07; a rebuild of the page waits for it). Started
 # with the browser tests, as until 2026-12-07, it was the last thing running: in a clean
 # set-up's test step (d453c78) the browser tests were done at 509 s and the npm build, then
 # running alone, at 584 s.

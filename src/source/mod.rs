@@ -3,7 +3,7 @@
 //! A source knows its length and reads a byte range asynchronously. Implementations: a
 //! browser `Blob`/`File` (`blob`, wasm only), HTTP range requests (`http`, wasm only; what
 //! its answers mean, and the messages, are [`remote`]'s, on both targets), a native file
-//! (`file`, native only) and memory. The read loops, each written once and
+//! (`file`, native only) and memory; [`page`] is either of the first two (wasm only). The read loops, each written once and
 //! used by the page and the CLI alike: [`drive`] feeds a synchronous parser the prefix it
 //! asks for; [`ranges`] feeds the pickle family's reader the ranges it asks for anywhere
 //! in the file; [`inspect`] reads one file's header; [`set`] opens a set of files (a
@@ -21,6 +21,8 @@ pub mod hash;
 pub mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod net;
+#[cfg(target_arch = "wasm32")]
+pub mod page;
 pub mod ranges;
 pub mod remote;
 pub mod resolve;

@@ -31,6 +31,7 @@ pub mod perf;
 pub mod remote;
 #[cfg(feature = "page")]
 pub mod shell;
+#[cfg(feature = "page")]
 pub mod sources;
 #[cfg(feature = "page")]
 pub mod state;

@@ -3,16 +3,12 @@
 //! and hands it down as a context; a view that reads on request (a GGUF array's further
 //! elements, a tensor's values) looks its file up here, and closing a tab drops the handle.
 
-use crate::error::SourceError;
 use crate::source::blob::BlobSource;
 use crate::source::http::{FetchCount, HttpSource};
-use crate::source::ByteSource;
-#[cfg(feature = "page")]
+use crate::source::page::PageSource;
 use std::cell::RefCell;
-#[cfg(feature = "page")]
 use std::collections::HashMap;
 use std::rc::Rc;
-#[cfg(feature = "page")]
 use yew::prelude::*;
 
 /// Where a tab's file is read from.
@@ -42,49 +38,16 @@ impl FileSource {
     }
 }
 
-/// A [`FileSource`] opened for reading (also the audit worker's files).
-pub enum PageSource {
-    Blob(Rc<BlobSource>),
-    Http(HttpSource),
-}
-
-impl ByteSource for PageSource {
-    fn len(&self) -> u64 {
-        match self {
-            PageSource::Blob(b) => b.len(),
-            PageSource::Http(h) => h.len(),
-        }
-    }
-
-    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        match self {
-            PageSource::Blob(b) => b.read_at(start, len).await,
-            PageSource::Http(h) => h.read_at(start, len).await,
-        }
-    }
-
-    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
-        match self {
-            PageSource::Blob(b) => b.read_into(start, len, buf).await,
-            PageSource::Http(h) => h.read_into(start, len, buf).await,
-        }
-    }
-}
-
-/// The app's registry (the workers use only [`PageSource`]).
-#[cfg(feature = "page")]
 #[derive(Clone, Default)]
 pub struct Sources(Rc<RefCell<HashMap<u32, FileSource>>>);
 
 /// One registry per app: equal by identity.
-#[cfg(feature = "page")]
 impl PartialEq for Sources {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-#[cfg(feature = "page")]
 impl Sources {
     pub fn insert(&self, id: u32, src: FileSource) {
         self.0.borrow_mut().insert(id, src);
@@ -100,7 +63,6 @@ impl Sources {
 }
 
 /// The registry from the app's context (an empty one outside it).
-#[cfg(feature = "page")]
 #[hook]
 pub fn use_sources() -> Sources {
     use_context::<Sources>().unwrap_or_default()

@@ -10,9 +10,9 @@
 use super::protocol::{to_js, AuditResponse, Request};
 use crate::model::audit::plan;
 use crate::source::audit::{run_audit, side_of, AuditOptions, AuditProgress};
-use crate::web::sources::PageSource;
 use crate::source::blob::BlobSource;
 use crate::source::http::{FetchCount, HttpSource};
+use crate::source::page::PageSource;
 use std::rc::Rc;
 use crate::source::set::{open_set, SetInput, SetOptions};
 use wasm_bindgen::{JsCast, JsValue};
