@@ -9,7 +9,8 @@
 #               repository; pre-commit builds the hook's environment once for that rev;
 #   action      action.yml's steps through tests/action/run_action.py (a local runner:
 #               its `run:` steps executed, its `uses:` step checked), the SARIF it writes
-#               validated by the `jsonschema` package against the committed schema.
+#               validated by the `jsonschema` package against the committed schema, as is
+#               a scan of every pickle and GGUF fixture (tests/scan.rs' log).
 # Every check prints PASS or FAIL; nothing is skipped (a missing tool is a FAIL). The last
 # line is "integrations: N passed, N failed"; the exit status is 1 when any failed.
 # WHEEL_SIZE_FILE, when set, receives the wheel's size in bytes.
@@ -136,6 +137,11 @@ check "action: outputs exit-code 1 and the SARIF file, conclusion failure" conta
 check "action: the SARIF log is valid against the SARIF 2.1.0 schema (python jsonschema)" \
   "$work/tools-venv/bin/python" -c 'import json, sys, jsonschema; schema = json.load(open(sys.argv[1])); log = json.load(open(sys.argv[2])); jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log); r = log["runs"][0]["results"]; assert any(x["ruleId"] == "DangerousGlobal" and x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "models/mal_os_system.pkl" for x in r), r[:3]; assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == "https://github.com/example/models/blob/0123456789abcdef0123456789abcdef01234567/docs/codes.md#filetooshort"; print(len(r), "results")' \
   tests/fixtures/sarif/sarif-2.1.0.json "$ws/out.sarif"
+# The log of tests/scan.rs' sarif_points_at_each_import_and_template (the same arguments),
+# validated here rather than there: the venv has the validator already.
+check "scan --format sarif of every pickle and GGUF fixture is valid SARIF 2.1.0, and a broken copy is not (python jsonschema)" \
+  "$work/tools-venv/bin/python" -c 'import json, subprocess, sys, jsonschema; schema = json.load(open(sys.argv[1])); p = subprocess.run([sys.argv[2], "scan", "tests/fixtures/pickle", "tests/fixtures/scan", "--format", "sarif", "--docs-url", "https://example.org/tensorpeek/blob/main/"], capture_output=True); assert p.returncode == 1, p; log = json.loads(p.stdout); v = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()); v.validate(log); log["runs"][0]["results"][0]["level"] = "fatal"; assert not v.is_valid(log), "the schema took a broken log"; print(len(log["runs"][0]["results"]), "results")' \
+  tests/fixtures/sarif/sarif-2.1.0.json "$work/use-venv/bin/tensorpeek"
 check "action: a clean path passes (exit-code 0, no fail step)" contains '"conclusion": "success"' runner_none "$ws" paths=gguf/template_clean.gguf upload=false
 check "action: fail-on error lets a dangerous file through" contains '"conclusion": "success"' runner_none "$ws" paths=gguf fail-on=error upload=false
 check "action: a usage error (no such path) fails the scan step with exit 2" contains '"exit": 2' runner_none "$ws" paths=no-such-folder

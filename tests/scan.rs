@@ -73,24 +73,15 @@ fn pickle_corpus_verdicts_are_the_writers_and_json_lines_carry_the_report() {
     assert_eq!(summary["exit"], 1);
 }
 
-fn validate_sarif(log: &Value) {
-    let schema = fixture_json("tests/fixtures/sarif/sarif-2.1.0.json");
-    let validator = jsonschema::options().should_validate_formats(true).build(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "SARIF schema errors: {errors:#?}");
-}
-
 #[test]
-fn sarif_is_valid_and_points_at_each_import_and_template() {
+fn sarif_points_at_each_import_and_template() {
     let out = scan(&["tests/fixtures/pickle", "tests/fixtures/scan", "--format", "sarif", "--docs-url", "https://example.org/tensorpeek/blob/main/"]);
     assert_eq!(out.status.code(), Some(1));
     let log: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate_sarif(&log);
-    // and the schema does reject a broken log (the validation is not vacuous)
-    let mut broken = log.clone();
-    broken["runs"][0]["results"][0]["level"] = Value::from("fatal");
-    let schema = fixture_json("tests/fixtures/sarif/sarif-2.1.0.json");
-    assert!(!jsonschema::is_valid(&schema, &broken));
+    // This very log (the same arguments) is validated against the SARIF 2.1.0 schema by
+    // scripts/test_integrations.sh, with the `jsonschema` package its GitHub Action check
+    // installs anyway (a broken copy rejected too): a Rust validator here compiled 36 of the
+    // native tests' 208 unit-seconds of compiling, 2026-12-07.
 
     let run = &log["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
@@ -326,6 +317,5 @@ fn sarif_file_beside_the_text_is_the_same_log() {
     let sarif = scan(&["tests/fixtures/scan", "--format", "sarif"]);
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(written, serde_json::from_slice::<Value>(&sarif.stdout).unwrap());
-    validate_sarif(&written);
     std::fs::remove_file(&file).unwrap();
 }
