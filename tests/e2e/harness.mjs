@@ -156,8 +156,70 @@ export const cspViolations = [];
 
 /** A page on the served app with read counting, network and error logs. Service workers
  * are blocked unless `options.serviceWorkers` is 'allow' (the offline test): the app's
- * worker loader must be fetched through Playwright's route to be counted. */
+ * worker loader must be fetched through Playwright's route to be counted.
+ *
+ * In the test files (their browser from `useBrowser`; never in a benchmark, which measures
+ * new pages), a test's page is kept for the next one that asks for the same options when
+ * the test closes its context having changed nothing that a navigation does not reset (see
+ * `keep`): the next test navigates it to its URL. A new context's page costs Chromium a renderer
+ * process and every wasm module compiled again in it: 2.2–2.9 CPU-seconds per page with
+ * its app against 0.9–1.2 for navigating a kept one (an idle 2-core machine, 2026-12-07),
+ * and the suite opens ~75. */
 export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, app = true, ...options } = {}) {
+  const key = JSON.stringify([countWorkerReads, options]);
+  if (!keptPages.has(browser)) keptPages.set(browser, []);
+  const kept = keptPages.get(browser);
+  const at = kept.findIndex((k) => k.key === key);
+  const entry = at >= 0 ? kept.splice(at, 1)[0] : await newEntry(browser, key, countWorkerReads, options);
+  const { context, page } = entry;
+  entry.changed = false;
+  entry.inUse = true;
+  const requests = [];
+  const errors = [];
+  const warnings = [];
+  entry.listeners = [
+    ['request', (r) => requests.push(r.url())],
+    ['pageerror', (e) => errors.push(String(e))],
+    ['console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+      if (m.type() === 'warning') warnings.push(m.text());
+      if (/CSP violation|Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    }],
+  ];
+  for (const [event, f] of entry.listeners) entry.on.call(page, event, f);
+  entry.events = eventCounts(page, context);
+  await page.goto(url);
+  if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
+  // `app`: wait until the app has taken over from the first view's plain HTML (www/loader.js
+  // starts it on the pointer over the drop zone, as a person's would be), so that a test's
+  // input reaches the app's own controls; `app: false` tests the first view itself.
+  // (One evaluate: with ?url= the app may take over at any moment on its own.)
+  if (app && await page.evaluate(() => !!document.querySelector('#shell [data-testid=empty]')
+    ?.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })) || !!document.getElementById('shell'))) {
+    await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  }
+  return { context, page, requests, errors, warnings };
+}
+
+// Per browser (one per test file), the pages kept for reuse: { key, context, page, ... };
+// only the browsers of `useBrowser` keep pages.
+const keptPages = new WeakMap();
+const keeping = new WeakSet();
+
+// What a test may do to its context or page that a navigation does not undo: any call of
+// these marks the page as changed, and its context is then closed for good.
+const CONTEXT_CHANGES = ['route', 'unroute', 'unrouteAll', 'routeFromHAR', 'routeWebSocket', 'grantPermissions', 'clearPermissions',
+  'setOffline', 'setGeolocation', 'setExtraHTTPHeaders', 'setHTTPCredentials', 'addInitScript', 'addCookies', 'clearCookies',
+  'exposeBinding', 'exposeFunction', 'newPage', 'setDefaultTimeout', 'setDefaultNavigationTimeout'];
+const PAGE_CHANGES = ['route', 'unroute', 'unrouteAll', 'routeFromHAR', 'routeWebSocket', 'setViewportSize', 'emulateMedia',
+  'setExtraHTTPHeaders', 'addInitScript', 'exposeBinding', 'exposeFunction', 'addLocatorHandler', 'setDefaultTimeout',
+  'setDefaultNavigationTimeout', 'close'];
+
+// Every event's listener count on the page and its context (Playwright's own waits add
+// listeners and take them away again): a listener a test left is a change too.
+const eventCounts = (page, context) => JSON.stringify([page, context].map((o) => o.eventNames().map((n) => [n, o.listenerCount(n)])));
+
+async function newEntry(browser, key, countWorkerReads, options) {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, serviceWorkers: 'block', ...options });
   // Routing turns on Playwright's request interception for the whole context, under which
   // Chromium fails a worker's cross-origin fetch (net::ERR_FAILED, the server never
@@ -174,27 +236,46 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
   }
   const page = await context.newPage();
   await page.addInitScript(COUNT_READS);
-  const requests = [];
-  const errors = [];
-  page.on('request', (r) => requests.push(r.url()));
-  page.on('pageerror', (e) => errors.push(String(e)));
-  const warnings = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
-    if (m.type() === 'warning') warnings.push(m.text());
-    if (/CSP violation|Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-  });
-  await page.goto(url);
-  if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
-  // `app`: wait until the app has taken over from the first view's plain HTML (www/loader.js
-  // starts it on the pointer over the drop zone, as a person's would be), so that a test's
-  // input reaches the app's own controls; `app: false` tests the first view itself.
-  // (One evaluate: with ?url= the app may take over at any moment on its own.)
-  if (app && await page.evaluate(() => !!document.querySelector('#shell [data-testid=empty]')
-    ?.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })) || !!document.getElementById('shell'))) {
-    await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  const entry = { key, context, page, on: page.on, changed: false, inUse: false, listeners: [], events: '' };
+  for (const [target, names] of [[context, CONTEXT_CHANGES], [page, PAGE_CHANGES]]) {
+    for (const name of names) {
+      const f = target[name];
+      if (typeof f === 'function') target[name] = function (...args) { entry.changed = true; return f.apply(this, args); };
+    }
   }
-  return { context, page, requests, errors, warnings };
+  const close = context.close;
+  context.close = async (...args) => {
+    if (!entry.inUse) return; // closed (or kept) already
+    entry.inUse = false;
+    if (!(await keep(browser, entry))) await close.apply(context, args);
+  };
+  return entry;
+}
+
+/** Puts a test's page back for the next test when nothing was changed that a navigation
+ * does not reset: its listeners taken off, the page navigated to about:blank and every
+ * worker of the test's page gone (so that no read of the last test reaches the next one's
+ * counts). Says whether it did. */
+async function keep(browser, entry) {
+  const { context, page } = entry;
+  const left = eventCounts(page, context) !== entry.events;
+  for (const [event, f] of entry.listeners) page.off(event, f);
+  entry.listeners = [];
+  if (!keeping.has(browser) || entry.changed || left || page.isClosed()) return false;
+  try {
+    const workers = page.workers();
+    await page.goto('about:blank');
+    // Chromium ends them with the document; should Playwright not say so within 10 s, the
+    // context is closed instead (a new page for the next test, never a failure).
+    for (const until = Date.now() + 10_000; workers.some((w) => page.workers().includes(w)); ) {
+      if (Date.now() > until) return false;
+      await new Promise((ok) => setTimeout(ok, 20));
+    }
+  } catch {
+    return false;
+  }
+  keptPages.get(browser)?.push(entry);
+  return true;
 }
 
 /** The memory of every Chromium process (PSS, bytes), for the benchmarks' peaks. */
@@ -272,6 +353,7 @@ export function useBrowser() {
     fs.mkdirSync(OUT, { recursive: true });
     env.server = await serve();
     env.browser = await launch();
+    keeping.add(env.browser);
   });
   after(async () => {
     await env.browser?.close();
