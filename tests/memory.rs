@@ -139,9 +139,13 @@ fn recorded() -> Value {
     serde_json::from_str(&text).expect("recorded.json is JSON")
 }
 
-/// The file a run was recorded on: a committed fixture, or a sparse file written again by
-/// its generator into `dir`.
-fn fixture(run: &Value, dir: &Path, made: &mut BTreeMap<String, PathBuf>) -> PathBuf {
+/// The file a run was recorded on: a committed fixture, or a sparse file written by its
+/// generator. Generated files are kept in Cargo's temporary folder for integration tests,
+/// named for the generator script's bytes and arguments (an edited script writes a new
+/// one), so that the two replays here share them (3.4–3.7 s of Python each, 2026-12-07);
+/// a file is written under a name of this process's and renamed into place whole, by one
+/// process at a time.
+fn fixture(run: &Value, made: &mut BTreeMap<String, PathBuf>) -> PathBuf {
     if let Some(p) = run["path"].as_str() {
         return root().join(p);
     }
@@ -149,9 +153,24 @@ fn fixture(run: &Value, dir: &Path, made: &mut BTreeMap<String, PathBuf>) -> Pat
     let name = run["fixture"].as_str().unwrap().to_string();
     made.entry(name.clone())
         .or_insert_with(|| {
-            let out = dir.join(format!("{name}.gguf"));
-            let st = Command::new("python3").arg(root().join(&gen[0])).arg(&out).args(&gen[1..]).status().expect("python3");
-            assert!(st.success(), "{} failed", gen[0]);
+            use std::hash::{Hash, Hasher};
+            let script = root().join(&gen[0]);
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::fs::read(&script).expect("generator script").hash(&mut h);
+            gen[1..].hash(&mut h);
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-fixtures");
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = dir.join(format!("{name}-{:016x}.gguf", h.finish()));
+            // One writer at a time (the replays run side by side): the other waits on the
+            // lock, which ends with its holder's process, then finds the file.
+            let lock = std::fs::File::create(dir.join(format!("{name}.lock"))).unwrap();
+            lock.lock().unwrap();
+            if !out.exists() {
+                let part = dir.join(format!("{name}.{}.part", std::process::id()));
+                let st = Command::new("python3").arg(&script).arg(&part).args(&gen[1..]).status().expect("python3");
+                assert!(st.success(), "{} failed", gen[0]);
+                std::fs::rename(&part, &out).unwrap();
+            }
             out
         })
         .clone()
@@ -241,8 +260,6 @@ fn fit_matches_what_llama_cpp_allocated() {
     let runs = rec["runs"].as_array().expect("runs");
     let endpoints = endpoints(&rec);
     assert!(runs.len() >= 100, "recorded.json has {} runs", runs.len());
-    let dir = std::env::temp_dir().join(format!("tensorpeek-memory-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut made = BTreeMap::new();
     let mut failures = Vec::new();
     let mut compared = 0;
@@ -258,7 +275,7 @@ fn fit_matches_what_llama_cpp_allocated() {
     // `tensorpeek fit` processes, a few at a time, then the comparisons in recorded order.
     let mut planned = Vec::new();
     for run in runs {
-        let path = fixture(run, &dir, &mut made);
+        let path = fixture(run, &mut made);
         let mut args: Vec<String> = run["args"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
         // `--rpc RPC` is one server, `--rpc RPC,RPC2` two: as many devices of equal memory (each
         // server reports the machine's physical memory, so llama.cpp's split by free memory is
@@ -406,7 +423,6 @@ fn fit_matches_what_llama_cpp_allocated() {
         compared += 1;
         compared_two += usize::from(two_devices);
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{} of {} runs differ from llama.cpp:\n{}", failures.len(), runs.len(), failures.join("\n"));
     assert!(compared >= 200, "only {compared} runs compared");
     assert!(compared_two >= 100, "only {compared_two} runs on two devices compared");
@@ -431,12 +447,10 @@ fn fitted_arguments_match_llama_fit_params() {
     let rec = recorded();
     let fits = rec["fits"].as_array().expect("fits");
     assert!(fits.len() >= 6);
-    let dir = std::env::temp_dir().join(format!("tensorpeek-fit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut made = BTreeMap::new();
     let mut failures = Vec::new();
     for f in fits {
-        let path = fixture(f, &dir, &mut made);
+        let path = fixture(f, &mut made);
         let args: Vec<String> = f["args"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
         // One server: the free MiB it printed. Two: each reports the machine's physical memory,
         // recorded in bytes (and checked against the MiB llama.cpp printed for each).
@@ -465,6 +479,5 @@ fn fitted_arguments_match_llama_fit_params() {
             (want, got) => failures.push(format!("{label}: tensorpeek {got:?}, llama-fit-params {want:?}")),
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
