@@ -7,8 +7,11 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+
+#[path = "support/generated.rs"]
+mod generated;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -140,40 +143,14 @@ fn recorded() -> Value {
 }
 
 /// The file a run was recorded on: a committed fixture, or a sparse file written by its
-/// generator. Generated files are kept in Cargo's temporary folder for integration tests,
-/// named for the generator script's bytes and arguments (an edited script writes a new
-/// one), so that the two replays here share them (3.4–3.7 s of Python each, 2026-12-07);
-/// a file is written under a name of this process's and renamed into place whole, by one
-/// process at a time.
+/// generator (support/generated.rs).
 fn fixture(run: &Value, made: &mut BTreeMap<String, PathBuf>) -> PathBuf {
     if let Some(p) = run["path"].as_str() {
         return root().join(p);
     }
     let gen: Vec<String> = run["generator"].as_array().expect("generator").iter().map(|v| v.as_str().unwrap().to_string()).collect();
     let name = run["fixture"].as_str().unwrap().to_string();
-    made.entry(name.clone())
-        .or_insert_with(|| {
-            use std::hash::{Hash, Hasher};
-            let script = root().join(&gen[0]);
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            std::fs::read(&script).expect("generator script").hash(&mut h);
-            gen[1..].hash(&mut h);
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-fixtures");
-            std::fs::create_dir_all(&dir).unwrap();
-            let out = dir.join(format!("{name}-{:016x}.gguf", h.finish()));
-            // One writer at a time (the replays run side by side): the other waits on the
-            // lock, which ends with its holder's process, then finds the file.
-            let lock = std::fs::File::create(dir.join(format!("{name}.lock"))).unwrap();
-            lock.lock().unwrap();
-            if !out.exists() {
-                let part = dir.join(format!("{name}.{}.part", std::process::id()));
-                let st = Command::new("python3").arg(&script).arg(&part).args(&gen[1..]).status().expect("python3");
-                assert!(st.success(), "{} failed", gen[0]);
-                std::fs::rename(&part, &out).unwrap();
-            }
-            out
-        })
-        .clone()
+    made.entry(name.clone()).or_insert_with(|| generated::generated(&gen[0], &gen[1..], &name)).clone()
 }
 
 /// llama.cpp's name for a buffer type as tensorpeek names the device: an RPC server's buffer
