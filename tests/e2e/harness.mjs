@@ -163,8 +163,8 @@ export const cspViolations = [];
  * the test closes its context having changed nothing that a navigation does not reset (see
  * `keep`): the next test navigates it to its URL. A new context's page costs Chromium a renderer
  * process and every wasm module compiled again in it: 2.2–2.9 CPU-seconds per page with
- * its app against 0.9–1.2 for navigating a kept one (an idle 2-core machine, 2026-12-07),
- * and the suite opens ~75. */
+ * its app against 0.9–1.2 for navigating a kept one (an idle 2-core machine, 2026-12-07);
+ * a whole run made 27 pages and kept 103. */
 export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, app = true, ...options } = {}) {
   const key = JSON.stringify([countWorkerReads, options]);
   if (!keptPages.has(browser)) keptPages.set(browser, []);
