@@ -6,13 +6,12 @@
 //! already read in memory.
 
 use super::file_name;
-use crate::error::SourceError;
 use crate::source::file::FileSource;
 use crate::source::net::{Net, NetFetch, UrlSource};
 use crate::source::remote::{is_http_url, sibling_url};
 use crate::source::resolve::{parse_hf_arg, resolve, Given};
 use crate::source::set::SetInput;
-use crate::source::{ByteSource, MemorySource};
+use crate::source::MemorySource;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,31 +23,7 @@ pub(super) enum Src {
     Memory(MemorySource),
 }
 
-impl ByteSource for Src {
-    fn len(&self) -> u64 {
-        match self {
-            Src::File(f) => f.len(),
-            Src::Url(u) => u.len(),
-            Src::Memory(m) => m.len(),
-        }
-    }
-
-    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        match self {
-            Src::File(f) => f.read_at(start, len).await,
-            Src::Url(u) => u.read_at(start, len).await,
-            Src::Memory(m) => m.read_at(start, len).await,
-        }
-    }
-
-    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
-        match self {
-            Src::File(f) => f.read_into(start, len, buf).await,
-            Src::Url(u) => u.read_into(start, len, buf).await,
-            Src::Memory(m) => m.read_into(start, len, buf).await,
-        }
-    }
-}
+crate::source::delegate_byte_source!(Src { File, Url, Memory });
 
 /// How addresses are read.
 #[derive(Clone, Debug)]

@@ -59,6 +59,34 @@ pub trait ByteSource {
     }
 }
 
+/// `ByteSource` for an enum whose every variant holds one source: each call goes to the
+/// variant's (the CLI's inputs, the page's files, the parse worker's inputs).
+/// `delegate_byte_source!(Src { File, Url, Memory });`
+macro_rules! delegate_byte_source {
+    ($ty:ident { $($variant:ident),+ $(,)? }) => {
+        impl $crate::source::ByteSource for $ty {
+            fn len(&self) -> u64 {
+                match self {
+                    $($ty::$variant(s) => $crate::source::ByteSource::len(s),)+
+                }
+            }
+
+            async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, $crate::error::SourceError> {
+                match self {
+                    $($ty::$variant(s) => $crate::source::ByteSource::read_at(s, start, len).await,)+
+                }
+            }
+
+            async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), $crate::error::SourceError> {
+                match self {
+                    $($ty::$variant(s) => $crate::source::ByteSource::read_into(s, start, len, buf).await,)+
+                }
+            }
+        }
+    };
+}
+pub(crate) use delegate_byte_source;
+
 /// A shared source is a source (the page keeps its files behind `Rc`s).
 impl<T: ByteSource + ?Sized> ByteSource for std::rc::Rc<T> {
     fn len(&self) -> u64 {

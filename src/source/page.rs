@@ -7,8 +7,7 @@
 
 use super::blob::BlobSource;
 use super::http::HttpSource;
-use super::ByteSource;
-use crate::error::SourceError;
+use super::delegate_byte_source;
 use std::rc::Rc;
 
 /// A page's file opened for reading: a local `Blob` or a URL (the app's open tabs,
@@ -18,25 +17,4 @@ pub enum PageSource {
     Http(HttpSource),
 }
 
-impl ByteSource for PageSource {
-    fn len(&self) -> u64 {
-        match self {
-            PageSource::Blob(b) => b.len(),
-            PageSource::Http(h) => h.len(),
-        }
-    }
-
-    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        match self {
-            PageSource::Blob(b) => b.read_at(start, len).await,
-            PageSource::Http(h) => h.read_at(start, len).await,
-        }
-    }
-
-    async fn read_into(&self, start: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), SourceError> {
-        match self {
-            PageSource::Blob(b) => b.read_into(start, len, buf).await,
-            PageSource::Http(h) => h.read_into(start, len, buf).await,
-        }
-    }
-}
+delegate_byte_source!(PageSource { Blob, Http });

@@ -162,7 +162,7 @@ export const cspViolations = [];
  * new pages), a test's page is kept for the next one that asks for the same options when
  * the test closes its context having changed nothing that a navigation does not reset (see
  * `keep`): the next test navigates it to its URL. A new context's page costs Chromium a renderer
- * process and every wasm module compiled again in it: 2.2–2.9 CPU-seconds per page with
+ * process and every wasm module compiled again in it: 2.3–2.9 CPU-seconds per page with
  * its app against 0.9–1.2 for navigating a kept one (an idle 2-core machine, 2026-12-07);
  * a whole run made 27 pages and kept 103. */
 export async function openPage(browser, url, { waitFor = '[data-testid=file-input]', countWorkerReads = true, app = true, ...options } = {}) {
@@ -186,7 +186,7 @@ export async function openPage(browser, url, { waitFor = '[data-testid=file-inpu
       if (/CSP violation|Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
     }],
   ];
-  for (const [event, f] of entry.listeners) entry.on.call(page, event, f);
+  for (const [event, f] of entry.listeners) page.on(event, f);
   entry.events = eventCounts(page, context);
   await page.goto(url);
   if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
@@ -236,7 +236,7 @@ async function newEntry(browser, key, countWorkerReads, options) {
   }
   const page = await context.newPage();
   await page.addInitScript(COUNT_READS);
-  const entry = { key, context, page, on: page.on, changed: false, inUse: false, listeners: [], events: '' };
+  const entry = { key, context, page, changed: false, inUse: false, listeners: [], events: '' };
   for (const [target, names] of [[context, CONTEXT_CHANGES], [page, PAGE_CHANGES]]) {
     for (const name of names) {
       const f = target[name];

@@ -13,7 +13,6 @@
 
 use super::hasher::{self, HashTee};
 use super::protocol::{from_js, to_js, Companion, Fault, OpenInput, Problem, Request, Response, Skip};
-use crate::error::SourceError;
 use crate::source::blob::{BlobChunks, BlobSource, NoTee, ReadMode, Tee, MAX_SAFE_OFFSET};
 use crate::source::http::{FetchCount, HttpChunks, HttpSource};
 use crate::source::scan::{read_failed, scan_chunks, scan_strided};
@@ -337,23 +336,7 @@ enum Input {
     Memory(MemorySource),
 }
 
-impl ByteSource for Input {
-    fn len(&self) -> u64 {
-        match self {
-            Input::Blob(b) => b.len(),
-            Input::Http(h) => h.len(),
-            Input::Memory(m) => m.len(),
-        }
-    }
-
-    async fn read_at(&self, start: u64, len: u64) -> Result<Vec<u8>, SourceError> {
-        match self {
-            Input::Blob(b) => b.read_at(start, len).await,
-            Input::Http(h) => h.read_at(start, len).await,
-            Input::Memory(m) => m.read_at(start, len).await,
-        }
-    }
-}
+crate::source::delegate_byte_source!(Input { Blob, Http, Memory });
 
 /// Runs one open job: each input in turn through [`read_set`] (announced first, so that
 /// the page's watchdog knows which file a stuck or panicking parse was on), each
