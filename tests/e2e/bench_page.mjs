@@ -223,6 +223,11 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   // more on our side than on the floor's in the 1 s row (a probe, 2026-12-05). `ours` has it
   // from `openPage`'s first wait.
   await page.waitForFunction(() => true);
+  // …and its other copy, in the isolated world where it finds elements and checks a file
+  // input before setting its files: `setInputFiles`' first use made it there, after the file
+  // was given — 10–120 ms more of the drop on a page busy with its load, a few on the idle
+  // floor page (a probe, 2026-12-07).
+  await page.$(floorPage ? '#f' : '[data-testid=file-input]');
   await page.waitForLoadState('load');
   const load = performance.now() - t00;
   await page.waitForTimeout(after);

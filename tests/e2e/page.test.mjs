@@ -483,6 +483,35 @@ test('the first view\'s parse worker: its wasm fetched by the page, once; a file
   await context.close();
 });
 
+test('the app is fetched once the parse worker\'s wasm is in, not after its warm-up; the spare values worker starts 2 s after the app\'s spare parse worker is ready', async () => {
+  // ?lazy and a first sign of a file (the pointer on the drop zone): the loader starts the
+  // parse worker and wants the app at once; the parse worker's wasm is held back until then.
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  let releaseWasm, asked;
+  const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
+  const wasmAsked = new Promise((ok) => { asked = ok; });
+  await context.route(/tensorpeek-worker_bg\.wasm$/, async (route) => { asked(); await wasmHeld; await route.continue(); });
+  await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
+  await wasmAsked;
+  const app = () => page.evaluate(() => performance.getEntriesByType('resource').filter((r) => /tensorpeek-[0-9a-f]{16}\.js$/.test(r.name)).map((r) => r.startTime));
+  assert.deepEqual(await app(), [], 'the app waits for the parse worker\'s wasm');
+  releaseWasm();
+  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: parse worker ready').length > 0, null, { timeout: 30_000 });
+  const ready = await page.evaluate(() => performance.getEntriesByName('tensorpeek: parse worker ready')[0].startTime);
+  const [asked0] = await app();
+  // the worker warms up (~100 ms) between its wasm's arrival and its `ready`; the app's
+  // request went out at the arrival
+  assert.ok(asked0 !== undefined && asked0 < ready, `the app asked for at ${asked0} ms, the parse worker ready at ${ready} ms`);
+  // The app takes over; its spare parse worker (the loader's) is ready; the spare values
+  // worker comes VALUES_SPARE_AFTER_MS (web/worker/pool.rs) later — a timer, never early.
+  const mark = (n) => page.evaluate((n) => performance.getEntriesByName(n)[0]?.startTime, n);
+  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: spare values worker ready').length > 0, null, { timeout: 30_000 });
+  const [spare, values] = [await mark('tensorpeek: spare worker ready'), await mark('tensorpeek: spare values worker ready')];
+  assert.ok(values - spare >= 2000, `the spare values worker ready ${values - spare} ms after the spare parse worker`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.wasm on the page, while the parse worker\'s wasm is still coming; the rows are the reference reader\'s, then the app\'s whole view', async () => {
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');

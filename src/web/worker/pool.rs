@@ -30,6 +30,10 @@ const REFILL_AFTER_MS: u32 = 400;
 /// middle of it (Chromium trace), on a machine with two cores for the parse, the page and
 /// the browser. By then the page has put the first rows on screen.
 const REFILL_AFTER_DONE_MS: u32 = 500;
+/// How long after the spare parse worker is ready the first spare values worker starts: its
+/// 568 KB gzipped download and compile ran beside the app's take-over and a first drop's
+/// read on a cold load (two cores); a person asks for values only once a file is shown.
+const VALUES_SPARE_AFTER_MS: u32 = 2_000;
 
 struct Spare {
     worker: Worker,
@@ -62,6 +66,8 @@ thread_local! {
     static VALUES_SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     static REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
     static VALUES_REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+    /// The first spare values worker has been asked for (after [`VALUES_SPARE_AFTER_MS`]).
+    static VALUES_SPARE_STARTED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn spare_of(kind: Kind) -> &'static std::thread::LocalKey<RefCell<Option<Spare>>> {
@@ -105,7 +111,11 @@ fn warm_kind(kind: Kind) {
         match kind {
             Kind::Parse => {
                 crate::web::perf::mark("spare worker ready");
-                warm_values();
+                if VALUES_SPARE_STARTED.with(|s| !s.replace(true)) {
+                    Timeout::new(VALUES_SPARE_AFTER_MS, warm_values).forget();
+                } else {
+                    warm_values();
+                }
             }
             Kind::Values => crate::web::perf::mark("spare values worker ready"),
         }
