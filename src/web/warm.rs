@@ -121,9 +121,9 @@ async fn warm_views() {
             early: None,
         };
         // First as a drop shows it while the header is read ("Reading header…" and the
-        // parse worker's first rows), then whole, in the same mounted view: the functions a
-        // drop's first frames run (lazily compiled on their first call: 12–23 ms of a
-        // loaded app's first drop, Chromium trace, 2026-12-07) are compiled here.
+        // parse worker's first rows), then whole, in the same mounted view: what the first
+        // rows' messages of a loaded app's first drop compiled on their first call (26–31
+        // functions, ~5 ms; 8–21 with this: Chromium traces, 2026-12-07) is compiled here.
         let reading = FileEntry { status: Status::Reading, took_ms: None, early: Some(Rc::new(early)), ..file.clone() };
         let mut handle = yew::Renderer::<Warm>::with_root_and_props(root, WarmProps { file: reading }).render();
         TimeoutFuture::new(READING_MOUNTED_MS).await;

@@ -103,6 +103,18 @@ async function onScreen(page, sel) {
   return { at, heard };
 }
 
+// Playwright's own scripts, in the page's world (what `onScreen` polls with) and in its
+// isolated world (where `setInputFiles` finds and checks the input), put in the page before
+// the file: each is put there on its first use, which otherwise came after the file was
+// given, on whatever else the page's main thread was doing — ~50–100 ms more on our page
+// than on the floor's in the cold 1 s row (the page world's, 2026-12-05), 10–120 ms in the
+// cold load-event row (the isolated world's), ~30–50 ms the floor alone paid in the
+// inventory rows (the page world's; probes, 2026-12-07).
+async function harnessScriptsIn(page, input) {
+  await page.waitForFunction(() => true);
+  await page.$(input);
+}
+
 // Every main-thread task of 50 ms or more from now on, in window.__bench.tasks (ms).
 async function watchLongTasks(page) {
   await page.evaluate(() => {
@@ -137,9 +149,7 @@ async function ours(path, { longtasks = false, intent = true } = {}) {
     await appReady(page);
   }
   await watchLongTasks(page);
-  // Playwright's script in the page's own world (what `onScreen` polls with) before the file,
-  // as in the floor and the cold rows (`coldOnce`)
-  await page.waitForFunction(() => true);
+  await harnessScriptsIn(page, '[data-testid=file-input]');
   await page.evaluate(() => {
     document.addEventListener('change', () => { window.__bench.t0 = performance.now(); }, true);
     new MutationObserver((_, obs) => {
@@ -165,10 +175,7 @@ async function floor(path, { first = Infinity } = {}) {
   // The same moment before the file as the page gets (a settled page on both sides).
   await page.hover('#f');
   await page.waitForTimeout(INTENT_MS);
-  // Playwright's script in the page's own world before the file: `onScreen`'s first use put
-  // it there after the file was given — a cost of the harness, not of the page, which our
-  // page did not pay (`appReady` polls in that world before), 2026-12-07
-  await page.waitForFunction(() => true);
+  await harnessScriptsIn(page, '#f');
   const t0 = performance.now();
   await page.setInputFiles('#f', path);
   const wall = (await onScreen(page, '#out li')).at - t0;
@@ -239,29 +246,21 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   await throttled(context, page);
   const t00 = performance.now();
   await page.goto(floorPage ? `${coldServer.url}__floor.html` : coldServer.url, { waitUntil: 'commit' });
-  // Playwright's own script in the page (what `onScreen` polls with) is put there on its
-  // first use: done here, as the page loads, so that the timing below is the page's and not
-  // that script's start, which ran on whatever else the main thread had to do — ~50–100 ms
-  // more on our side than on the floor's in the 1 s row (a probe, 2026-12-05). `ours` has it
-  // from `openPage`'s first wait.
-  await page.waitForFunction(() => true);
-  // …and its other copy, in the isolated world where it finds elements and checks a file
-  // input before setting its files: `setInputFiles`' first use made it there, after the file
-  // was given — 10–120 ms more of the drop on a page busy with its load, a few on the idle
-  // floor page (a probe, 2026-12-07).
-  await page.$(floorPage ? '#f' : '[data-testid=file-input]');
+  const input = floorPage ? '#f' : '[data-testid=file-input]';
+  await harnessScriptsIn(page, input);
   await page.waitForLoadState('load');
   const load = performance.now() - t00;
   await page.waitForTimeout(after);
   // the file's arrival on the page's own clock (a capturing listener runs before the page's)
   await page.evaluate(() => document.addEventListener('change', () => { window.__benchChange ??= performance.timeOrigin + performance.now(); }, true));
   const t0 = performance.now();
-  await page.setInputFiles(floorPage ? '#f' : '[data-testid=file-input]', path);
+  await page.setInputFiles(input, path);
   const sight = await onScreen(page, floorPage ? '#out li' : '[data-testid=tensor-row]');
   const [wall, heard] = [sight.at - t0, sight.heard - t0];
   // in the page: from its change event to the frame that shows the rows (no harness in it:
-  // Playwright's setInputFiles makes ~10 round trips through the page's main thread before
-  // the event, each waiting behind whatever that thread is doing; a drop is one event)
+  // Playwright's setInputFiles sends ~10 DevTools messages before the event, most of them
+  // round trips through the page's main thread, each waiting behind whatever that thread is
+  // doing; a drop is one event)
   const inPage = sight.at - ((await page.evaluate(() => window.__benchChange)) - performance.timeOrigin);
   // where the time went (ours): the page's marks (www/loader.js), ms from the file's arrival
   const marks = floorPage ? null : await page.evaluate(() => {
@@ -283,27 +282,19 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
 
 async function coldRow(work, path, factor) {
   for (const after of DROP_AFTER) {
-    const us = [], fl = [], heard = [], flHeard = [], inPage = [], flInPage = [], loads = [], wholes = [], wasms = new Set(), marks = [];
+    const runs = [], floors = [];
     for (let i = 0; i < RUNS; i++) {
-      const o = await coldOnce(path, after);
-      us.push(o.wall);
-      heard.push(o.heard);
-      inPage.push(o.inPage);
-      loads.push(o.load);
-      wholes.push(o.whole);
-      wasms.add(o.wasm || 'none');
-      marks.push(o.marks);
-      const f = await coldOnce(path, after, { floorPage: true });
-      fl.push(f.wall);
-      flHeard.push(f.heard);
-      flInPage.push(f.inPage);
+      runs.push(await coldOnce(path, after));
+      floors.push(await coldOnce(path, after, { floorPage: true }));
     }
-    const [a, b] = [median(us), median(fl)];
+    const of = (runs, k) => median(runs.map((r) => r[k]));
+    const [a, b] = [of(runs, 'wall'), of(floors, 'wall')];
+    const beside = (k) => `${f0(of(runs, k))} ms, ${(of(runs, k) / of(floors, k)).toFixed(2)}× the floor's ${f0(of(floors, k))}`;
     row(`cold drop → inventory, ${work}, ${THROTTLE.downloadThroughput * 8 / 1e6} Mbit/s, ${THROTTLE.latency} ms RTT, ${GZIP ? 'gzip' : 'uncompressed'}, the file ${after} ms after the load event`,
-      `${f0(a)} ms (${(a / b).toFixed(2)}× the floor; runs ${us.map(f0).join(', ')}; as Playwright heard it ${f0(median(heard))} ms, ${(median(heard) / median(flHeard)).toFixed(2)}× the floor's ${f0(median(flHeard))}; in the page, change event → the frame with the rows ${f0(median(inPage))} ms, ${(median(inPage) / median(flInPage)).toFixed(2)}× the floor's ${f0(median(flInPage))}; the first view's load ${f0(median(loads))} ms; ` +
-      `the app's whole file view ${f0(median(wholes))} ms; wasm asked for before the first rows: ${[...wasms].join(' | ')}; ` +
-      `from the file's arrival, the first stage ready, the parse worker started / ready, the first rows: ${marks.map((m) => `${m.stage}, ${m.spawned}/${m.ready}, ${m.rows}${m.by}`).join('; ')} ms)`,
-      `${f0(b)} ms (runs ${fl.map(f0).join(', ')})`, `≤ ${factor}× the floor`, a <= factor * b);
+      `${f0(a)} ms (${(a / b).toFixed(2)}× the floor; runs ${runs.map((r) => f0(r.wall)).join(', ')}; as Playwright heard it ${beside('heard')}; in the page, change event → the frame with the rows ${beside('inPage')}; the first view's load ${f0(of(runs, 'load'))} ms; ` +
+      `the app's whole file view ${f0(of(runs, 'whole'))} ms; wasm asked for before the first rows: ${[...new Set(runs.map((r) => r.wasm || 'none'))].join(' | ')}; ` +
+      `from the file's arrival, the first stage ready, the parse worker started / ready, the first rows: ${runs.map(({ marks: m }) => `${m.stage}, ${m.spawned}/${m.ready}, ${m.rows}${m.by}`).join('; ')} ms)`,
+      `${f0(b)} ms (runs ${floors.map((r) => f0(r.wall)).join(', ')})`, `≤ ${factor}× the floor`, a <= factor * b);
   }
 }
 

@@ -65,9 +65,10 @@ thread_local! {
     static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     static VALUES_SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     static REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+    /// The values worker's next spare, when one is due: the first [`VALUES_SPARE_AFTER_MS`]
+    /// after the app's spare parse worker is ready, then [`REFILL_AFTER_MS`] after a job
+    /// took one ([`take`]).
     static VALUES_REFILL: RefCell<Option<Timeout>> = const { RefCell::new(None) };
-    /// The first spare values worker has been asked for (after [`VALUES_SPARE_AFTER_MS`]).
-    static VALUES_SPARE_STARTED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn spare_of(kind: Kind) -> &'static std::thread::LocalKey<RefCell<Option<Spare>>> {
@@ -111,8 +112,10 @@ fn warm_kind(kind: Kind) {
         match kind {
             Kind::Parse => {
                 crate::web::perf::mark("spare worker ready");
-                if VALUES_SPARE_STARTED.with(|s| !s.replace(true)) {
-                    Timeout::new(VALUES_SPARE_AFTER_MS, warm_values).forget();
+                // the first values spare is due later; after it, a parse spare's readiness
+                // only makes sure one is there
+                if VALUES_REFILL.with(|r| r.borrow().is_none()) {
+                    VALUES_REFILL.with(|r| *r.borrow_mut() = Some(Timeout::new(VALUES_SPARE_AFTER_MS, warm_values)));
                 } else {
                     warm_values();
                 }
