@@ -512,6 +512,29 @@ test('the app is fetched once the parse worker\'s wasm is in, not after its warm
   await context.close();
 });
 
+test('an early job whose worker says ready only after the app has taken it is read once', async () => {
+  // The parse worker's scripts held back: its wasm comes (the app is fetched then, and takes
+  // over for the file given meanwhile) while its program cannot run; the loader's request
+  // waits in it, and its `ready` reaches the app, not the loader.
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await context.route(/tensorpeek-peek_bg\.wasm$/, () => {}); // the first stage: never
+  // (its glue, which the loader imports: the loader itself is served counting its reads)
+  await context.route(/tensorpeek-worker\.js$/, async (route) => { await held; await route.continue(); });
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  release();
+  await done(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  // the header once: the loader's request, not a second one on the worker's `ready`
+  assert.equal(await bytesRead(page), 8 + want.header_len);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.wasm on the page, while the parse worker\'s wasm is still coming; the rows are the reference reader\'s, then the app\'s whole view', async () => {
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');

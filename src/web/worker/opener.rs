@@ -62,6 +62,11 @@ pub struct JobPlan {
 
 struct Running {
     worker: Worker,
+    /// The worker has this batch's request: sent on its `Ready`, or posted by www/loader.js
+    /// before the app ran (an early job, whose worker may say `Ready` only after the app
+    /// has taken it: its request queued while its program loaded). A `Ready` after that
+    /// asks for nothing again.
+    asked: bool,
     _onmessage: Closure<dyn FnMut(MessageEvent)>,
     _onerror: Closure<dyn FnMut(web_sys::Event)>,
     _watchdog: Interval,
@@ -142,10 +147,10 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
     // The files www/loader.js began to read before the app ran (their first rows are on
     // screen): that worker and its answers so far, replayed below as if they came now.
     let early = early_names(&job.borrow(), &batch).and_then(|names| super::pool::take_early(&names));
-    let (worker, ready, replay) = match early {
-        Some((worker, answers)) => (worker, false, answers),
+    let (worker, ready, asked, replay) = match early {
+        Some((worker, answers)) => (worker, false, true, answers),
         None => match super::pool::take_for_open() {
-            Ok((w, ready)) => (w, ready, Vec::new()),
+            Ok((w, ready)) => (w, ready, false, Vec::new()),
             Err(e) => {
                 let names: Vec<usize> = batch.clone();
                 for i in names {
@@ -186,7 +191,7 @@ fn run(job: &Rc<RefCell<Job>>, batch: Vec<usize>) {
     });
     worker.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     worker.set_onerror(Some(onerror.as_ref().unchecked_ref()));
-    job.borrow_mut().running = Some(Running { worker, _onmessage: onmessage, _onerror: onerror, _watchdog: watchdog });
+    job.borrow_mut().running = Some(Running { worker, asked, _onmessage: onmessage, _onerror: onerror, _watchdog: watchdog });
     if ready {
         // A warm worker (super::pool) already said Ready.
         send_open(job);
@@ -216,6 +221,7 @@ fn on_message(job: &Rc<RefCell<Job>>, data: JsValue) {
         Err(e) => return stopped(job, format!("the worker's answer was not understood: {e}")),
     };
     match msg {
+        Response::Ready if job.borrow().running.as_ref().is_some_and(|r| r.asked) => {}
         Response::Ready => send_open(job),
         Response::Reading { index } => job.borrow_mut().current = Some(index),
         Response::Fetched { index, requests, bytes, ms } => {
@@ -286,8 +292,13 @@ fn send_open(job: &Rc<RefCell<Job>>) {
         j.running.as_ref().ok_or("no worker".to_string())?.worker.post_message(&v).map_err(|e| format!("{e:?}"))
     });
     drop(j);
-    if let Err(e) = sent {
-        stopped(job, format!("the file could not be handed to the worker: {e}"));
+    match sent {
+        Ok(()) => {
+            if let Some(r) = job.borrow_mut().running.as_mut() {
+                r.asked = true;
+            }
+        }
+        Err(e) => stopped(job, format!("the file could not be handed to the worker: {e}")),
     }
 }
 
