@@ -52,15 +52,17 @@ window.__tensorpeek = tp;
 function spawn() {
   if (tp.spare || tp.early || tp.running) return tp.spare;
   performance.mark('tensorpeek: parse worker started');
-  const w = { worker: new Worker(PARSE_URL, { name: HANDED }), handed: false, ready: false, failed: false, job: null, names: null, messages: [], answered: false };
+  // `held`: what its wasm's handoff and the early job's request wait for (early(): the first
+  // stage's rows on screen), or null.
+  const w = { worker: new Worker(PARSE_URL, { name: HANDED }), handed: false, ready: false, failed: false, job: null, names: null, messages: [], answered: false, held: null };
   // Its wasm is fetched and compiled here while the worker starts and loads its script (on
   // a cold load those came one after the other: ~70 ms at 40 ms RTT), then handed over;
   // failing that, the worker fetches it itself.
-  WebAssembly.compileStreaming(fetch(PARSE_WASM)).then((module) => {
+  WebAssembly.compileStreaming(fetch(PARSE_WASM)).then((module) => after(w, () => {
     w.worker.postMessage({ module });
     w.handed = true;
     gate();
-  }, () => w.worker.postMessage({ module: null }));
+  }), () => after(w, () => w.worker.postMessage({ module: null })));
   w.worker.onmessage = (e) => {
     const m = e.data;
     if (m?.kind === 'ready') {
@@ -79,10 +81,14 @@ function spawn() {
   return w;
 }
 
+// Runs `f` once what the worker `w` is held for is done (at once if nothing holds it).
+const after = (w, f) => (w.held ? w.held.then(f) : f());
+
 // The first stage's exports (null if it could not be had), fetched and instantiated once.
 // Its few imports are wasm-bindgen's own (the crate links it; the first stage calls none of
 // them: src/bin/peek.rs), answered by functions that would only say so.
 let stage = null;
+let stageReady = false;
 function firstStage() {
   stage ??= WebAssembly.compileStreaming(fetch(PEEK_WASM)).then((module) => {
     const imports = {};
@@ -96,6 +102,7 @@ function firstStage() {
     // once over a made-up header, so that V8 compiles the parse (lazily, on a function's
     // first call) now rather than when a file comes: 20–40 ms of a cold drop otherwise
     instance.exports.peek_warm();
+    stageReady = true;
     performance.mark('tensorpeek: first stage ready');
     return instance.exports;
   }, () => null);
@@ -214,17 +221,28 @@ function early(pending) {
   tp.early = w;
   w.names = names;
   w.job = { open: { inputs: pending.files.map((file, i) => ({ name: names[i], file, explain: true })), classifyByContent: false, rows: true } };
-  // At once, ready or not: the worker's loader keeps it until the program runs, which then
-  // answers it before warming up.
-  w.worker.postMessage(w.job);
-  setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
   // One safetensors file: the first stage shows its first rows if it has them before the
-  // parse worker does.
-  const file = pending.files[0];
-  if (pending.files.length === 1 && lower[0].endsWith('.safetensors') && !w.answered) {
-    peekRows(file).then((m) => m && rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' }), () => {});
+  // parse worker does. If it is ready, the parse worker is held until they are on screen
+  // (or the first stage passes, at most EARLY_WAIT_MS): its wasm's handoff, start and read
+  // of the same file ran beside the first stage's on a cold load, on two cores already busy
+  // with the downloads (README, Performance: the cold drop). If it is still coming, the two
+  // race.
+  if (pending.files.length === 1 && lower[0].endsWith('.safetensors')) {
+    const shown = peekRows(pending.files[0]).then((m) => {
+      if (!m) return null;
+      rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' });
+      return painted();
+    }, () => null);
+    if (stageReady) w.held = Promise.race([shown, new Promise((ok) => setTimeout(ok, EARLY_WAIT_MS))]);
   }
+  // Ready or not: the worker's loader keeps it until the program runs, which then answers
+  // it before warming up.
+  after(w, () => w.worker.postMessage(w.job));
+  setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
 }
+
+// Resolves once the frame after now has been painted.
+const painted = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
 
 if (named || embedded) {
   if (embedded) shell?.classList.add('embed-wait');

@@ -251,8 +251,14 @@ async function coldOnce(path, after, { floorPage = false } = {}) {
   await page.waitForLoadState('load');
   const load = performance.now() - t00;
   await page.waitForTimeout(after);
-  // the file's arrival on the page's own clock (a capturing listener runs before the page's)
-  await page.evaluate(() => document.addEventListener('change', () => { window.__benchChange ??= performance.timeOrigin + performance.now(); }, true));
+  // the file's arrival on the page's own clock (a capturing listener runs before the page's;
+  // also on the input itself: when the app takes over the first view meanwhile, the input the
+  // file goes to may be out of the document by its change event)
+  await page.evaluate((sel) => {
+    const at = () => { window.__benchChange ??= performance.timeOrigin + performance.now(); };
+    document.addEventListener('change', at, true);
+    document.querySelector(sel)?.addEventListener('change', at, true);
+  }, input);
   const t0 = performance.now();
   await page.setInputFiles(input, path);
   const sight = await onScreen(page, floorPage ? '#out li' : '[data-testid=tensor-row]');

@@ -575,6 +575,54 @@ test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.
   await context.close();
 });
 
+test('a first stage that is ready holds the parse worker: its wasm and the file\'s request go to it only once the first stage\'s rows are painted', async () => {
+  const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
+  const want = readJson(fixture + '.expected.json');
+  // ?lazy, then a key: the first stage and the parse worker start on that first sign; the
+  // parse worker's wasm and the app's code are held back until the file has been given.
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await context.route(/tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  // Every message the page posts to a worker, and when the first frame that has the first
+  // stage's rows in the page began (its animation callbacks run before it is painted).
+  await page.evaluate(() => {
+    const log = (window.__posts = []);
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      log.push({ what: m && 'module' in m ? 'module' : m?.open ? 'open' : 'other', at: performance.now() });
+      return post.call(this, m, ...rest);
+    };
+    const seen = (window.__rowsSeen = { inserted: null, framed: null });
+    new MutationObserver((_, obs) => {
+      if (!document.querySelector('#shell [data-testid=early-inventory]')) return;
+      obs.disconnect();
+      seen.inserted = performance.now();
+      requestAnimationFrame(() => { seen.framed = performance.now(); });
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  await page.keyboard.press('Shift');
+  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0);
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForFunction(() => window.__rowsSeen.framed !== null);
+  // the wasm is let through only now: its handoff, if the worker were not held, could come
+  // at once; the request was due at once
+  release();
+  await done(page);
+  const { posts, seen, by } = await page.evaluate(() => ({ posts: window.__posts, seen: window.__rowsSeen, by: window.__tensorpeek.firstRowsBy }));
+  assert.equal(by, 'first stage');
+  const first = (what) => posts.find((p) => p.what === what);
+  assert.ok(first('open') && first('module'), JSON.stringify(posts));
+  assert.ok(first('open').at >= seen.framed, `the request was posted at ${first('open').at} ms, the rows painted at ${seen.framed} ms`);
+  assert.ok(first('module').at >= seen.framed, `the wasm was handed at ${first('module').at} ms, the rows painted at ${seen.framed} ms`);
+  assert.equal(posts.filter((p) => p.what === 'open').length, 1, JSON.stringify(posts));
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
+  // the first stage's read and the parse worker's, each once
+  assert.equal(await bytesRead(page), 2 * (8 + want.header_len));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the loaded app\'s own first rows: a file given to it shows its first rows (the parse worker\'s, sent ahead of the inspection) in a painted frame, then the whole view', async () => {
   const file = path.join(OUT, 'llama32-3b.sparse.safetensors');
   if (!fs.existsSync(file)) {
