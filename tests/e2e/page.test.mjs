@@ -498,9 +498,13 @@ test('the app is fetched once the parse worker\'s wasm is in, not after its warm
   releaseWasm();
   await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: parse worker ready').length > 0, null, { timeout: 30_000 });
   const ready = await page.evaluate(() => performance.getEntriesByName('tensorpeek: parse worker ready')[0].startTime);
+  // (a resource's entry is there once its response has ended — which may be after the
+  // worker's `ready`, now that its warm-up no longer grows its memory a hundred times —; its
+  // startTime is when it was asked for)
+  await page.waitForFunction(() => performance.getEntriesByType('resource').some((r) => /tensorpeek-[0-9a-f]{16}\.js$/.test(r.name)), null, { timeout: 30_000 });
   const [asked0] = await app();
-  // the worker warms up (~100 ms) between its wasm's arrival and its `ready`; the app's
-  // request went out at the arrival
+  // the worker warms up between its wasm's arrival and its `ready`; the app's request went
+  // out at the arrival
   assert.ok(asked0 !== undefined && asked0 < ready, `the app asked for at ${asked0} ms, the parse worker ready at ${ready} ms`);
   // The app takes over; its spare parse worker (the loader's) is ready; the spare values
   // worker comes VALUES_SPARE_AFTER_MS (web/worker/pool.rs) later — a timer, never early.
