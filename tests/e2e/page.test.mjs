@@ -486,7 +486,7 @@ test('the first view\'s parse worker: its wasm fetched by the page, once; a file
 test('the app is fetched once the parse worker\'s wasm is in, not after its warm-up; the spare values worker starts 2 s after the app\'s spare parse worker is ready', async () => {
   // ?lazy and a first sign of a file (the pointer on the drop zone): the loader starts the
   // parse worker and wants the app at once; the parse worker's wasm is held back until then.
-  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  const { context, page, requests, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
   let releaseWasm, asked;
   const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
   const wasmAsked = new Promise((ok) => { asked = ok; });
@@ -494,7 +494,10 @@ test('the app is fetched once the parse worker\'s wasm is in, not after its warm
   await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
   await wasmAsked;
   const app = () => page.evaluate(() => performance.getEntriesByType('resource').filter((r) => /tensorpeek-[0-9a-f]{16}\.js$/.test(r.name)).map((r) => r.startTime));
-  assert.deepEqual(await app(), [], 'the app waits for the parse worker\'s wasm');
+  // the loader has not started the app (`started`: set as it asks for it, in the same task as
+  // the first sign), nor has its script been asked for (the requests as they are sent)
+  assert.equal(await page.evaluate(() => window.__tensorpeek.started), null, 'the app waits for the parse worker\'s wasm');
+  assert.deepEqual(requests.filter((u) => /tensorpeek-[0-9a-f]{16}\.js$/.test(u)), []);
   releaseWasm();
   await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: parse worker ready').length > 0, null, { timeout: 30_000 });
   const ready = await page.evaluate(() => performance.getEntriesByName('tensorpeek: parse worker ready')[0].startTime);
