@@ -84,6 +84,10 @@ function spawn() {
 // Runs `f` once what the worker `w` is held for is done (at once if nothing holds it).
 const after = (w, f) => (w.held ? w.held.then(f) : f());
 
+// Resolves once the frame after now has been painted (the task after its animation
+// callbacks).
+const painted = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
+
 // The first stage's exports (null if it could not be had), fetched and instantiated once.
 // Its few imports are wasm-bindgen's own (the crate links it; the first stage calls none of
 // them: src/bin/peek.rs), answered by functions that would only say so.
@@ -198,7 +202,7 @@ function rows(m) {
   // the rows took 17–97 ms of the first frame in Chromium traces of a cold drop (2026-12-07,
   // 40 rows; 100 before), the rows' text shaped cell by cell.
   add(0, FIRST_EARLY_ROWS);
-  if (m.rows.length > FIRST_EARLY_ROWS) requestAnimationFrame(() => setTimeout(() => add(FIRST_EARLY_ROWS, m.rows.length), 0));
+  if (m.rows.length > FIRST_EARLY_ROWS) painted().then(() => add(FIRST_EARLY_ROWS, m.rows.length));
   sec.append(h, p, table);
   main.append(sec);
   tp.firstRows = performance.now();
@@ -221,6 +225,8 @@ function early(pending) {
   tp.early = w;
   w.names = names;
   w.job = { open: { inputs: pending.files.map((file, i) => ({ name: names[i], file, explain: true })), classifyByContent: false, rows: true } };
+  // how long this job may hold the app (and the first stage the worker)
+  const waited = new Promise((ok) => setTimeout(ok, EARLY_WAIT_MS));
   // One safetensors file: the first stage shows its first rows if it has them before the
   // parse worker does. If it is ready, the parse worker is held until they are on screen
   // (or the first stage passes, at most EARLY_WAIT_MS): its wasm's handoff, start and read
@@ -233,16 +239,13 @@ function early(pending) {
       rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' });
       return painted();
     }, () => null);
-    if (stageReady) w.held = Promise.race([shown, new Promise((ok) => setTimeout(ok, EARLY_WAIT_MS))]);
+    if (stageReady) w.held = Promise.race([shown, waited]);
   }
   // Ready or not: the worker's loader keeps it until the program runs, which then answers
   // it before warming up.
   after(w, () => w.worker.postMessage(w.job));
-  setTimeout(() => { w.answered = true; gate(); }, EARLY_WAIT_MS);
+  waited.then(() => { w.answered = true; gate(); });
 }
-
-// Resolves once the frame after now has been painted.
-const painted = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
 
 if (named || embedded) {
   if (embedded) shell?.classList.add('embed-wait');
@@ -268,7 +271,7 @@ if (named || embedded) {
     // runs before), not at the load event: a file given at the load event then finds it
     // loading rather than not asked for yet (README, Performance: the cold drop). A worker
     // does not hold the load event back.
-    requestAnimationFrame(() => setTimeout(spawn, 0));
+    painted().then(spawn);
     const idle = () => (window.requestIdleCallback ?? ((f) => setTimeout(f, 50)))(() => start(), { timeout: 2000 });
     if (document.readyState === 'complete') idle();
     else addEventListener('load', idle, { once: true });

@@ -8,6 +8,15 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { serve, useBrowser, openPage, th, readJson, FIXTURES, OUT, ROOT, bytesRead, network, shown, screenshot, done } from './harness.mjs';
 
+// Holds back every request of `context` for a URL matching `re` until the function it
+// returns is called; `asked` hears each such request as it comes.
+async function holdBack(context, re, asked = () => {}) {
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await context.route(re, async (route) => { asked(); await held; await route.continue(); });
+  return release;
+}
+
 const env = useBrowser();
 
 const text = (page, sel) => page.locator(sel).first().innerText();
@@ -413,9 +422,7 @@ test('a file given before the app runs: the parse worker reads it and its first 
   // path, as on a page where the first stage cannot be had (its own test is below).
   await context.route(/tensorpeek-peek_bg\.wasm$/, () => {});
   // The app's own code (hashed names) is held back until the first rows are on screen.
-  let release;
-  const held = new Promise((ok) => { release = ok; });
-  await context.route(/tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  const release = await holdBack(context, /tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
   const early = await page.evaluate(() => ({
@@ -451,12 +458,10 @@ test('the first view\'s parse worker: its wasm fetched by the page, once; a file
   // The parse worker's wasm is held back until the file has been given (its job is then
   // surely posted before the worker's program runs); the app's own code until the first
   // rows are on screen.
-  let releaseWasm, releaseApp, asked = 0;
-  const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
-  const appHeld = new Promise((ok) => { releaseApp = ok; });
+  let asked = 0;
   await context.route(/tensorpeek-peek_bg\.wasm$/, () => {}); // the first stage: never (below)
-  await context.route(/tensorpeek-worker_bg\.wasm$/, async (route) => { asked++; await wasmHeld; await route.continue(); });
-  await context.route(/tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await appHeld; await route.continue(); });
+  const releaseWasm = await holdBack(context, /tensorpeek-worker_bg\.wasm$/, () => asked++);
+  const releaseApp = await holdBack(context, /tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await page.waitForFunction(() => !!window.__tensorpeek.early, null, { timeout: 30_000 });
   releaseWasm();
@@ -487,10 +492,9 @@ test('the app is fetched once the parse worker\'s wasm is in, not after its warm
   // ?lazy and a first sign of a file (the pointer on the drop zone): the loader starts the
   // parse worker and wants the app at once; the parse worker's wasm is held back until then.
   const { context, page, requests, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
-  let releaseWasm, asked;
-  const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
+  let asked;
   const wasmAsked = new Promise((ok) => { asked = ok; });
-  await context.route(/tensorpeek-worker_bg\.wasm$/, async (route) => { asked(); await wasmHeld; await route.continue(); });
+  const releaseWasm = await holdBack(context, /tensorpeek-worker_bg\.wasm$/, () => asked());
   await page.dispatchEvent('#shell [data-testid=empty]', 'pointerover');
   await wasmAsked;
   const app = () => page.evaluate(() => performance.getEntriesByType('resource').filter((r) => /tensorpeek-[0-9a-f]{16}\.js$/.test(r.name)).map((r) => r.startTime));
@@ -526,11 +530,9 @@ test('an early job whose worker says ready only after the app has taken it is re
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
-  let release;
-  const held = new Promise((ok) => { release = ok; });
   await context.route(/tensorpeek-peek_bg\.wasm$/, () => {}); // the first stage: never
   // (its glue, which the loader imports: the loader itself is served counting its reads)
-  await context.route(/tensorpeek-worker\.js$/, async (route) => { await held; await route.continue(); });
+  const release = await holdBack(context, /tensorpeek-worker\.js$/);
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   release();
@@ -549,9 +551,7 @@ test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.
   // may be in before the route below is; CI-like runs saw it ready), so that the first stage
   // surely answers while the parse worker's wasm and the app's code are held back.
   const { context, page, requests, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
-  let release;
-  const held = new Promise((ok) => { release = ok; });
-  await context.route(/tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  const release = await holdBack(context, /tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
   const early = await page.evaluate(() => ({
@@ -588,9 +588,7 @@ test('a first stage that is ready holds the parse worker: its wasm and the file\
   // ?lazy, then a key: the first stage and the parse worker start on that first sign; the
   // parse worker's wasm and the app's code are held back until the file has been given.
   const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
-  let release;
-  const held = new Promise((ok) => { release = ok; });
-  await context.route(/tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/, async (route) => { await held; await route.continue(); });
+  const release = await holdBack(context, /tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
   // Every message the page posts to a worker, and when the first frame that has the first
   // stage's rows in the page began (its animation callbacks run before it is painted).
   await page.evaluate(() => {

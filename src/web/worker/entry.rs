@@ -98,6 +98,7 @@ fn start(handler: impl Fn(DedicatedWorkerGlobalScope, JsValue) + 'static, warm: 
     scope.set_onmessage(Some(onmessage.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     onmessage.forget();
+    // (the parse worker, `warm`: the one that reads whole headers)
     if warm {
         reserve_memory();
     }
