@@ -67,7 +67,7 @@ pub fn safetensors(n: usize) -> Vec<u8> {
 
 /// A GGUF v3 file with the keys and tokenizer arrays a model has (`vocab` tokens and as
 /// many merges), and a few tensors.
-fn gguf(vocab: usize) -> Vec<u8> {
+pub fn gguf(vocab: usize) -> Vec<u8> {
     fn string(out: &mut Vec<u8>, s: &str) {
         out.extend_from_slice(&(s.len() as u64).to_le_bytes());
         out.extend_from_slice(s.as_bytes());

@@ -23,8 +23,8 @@ const shell = document.getElementById('shell');
 const query = new URLSearchParams(location.search);
 const PARSE_URL = new URL('tensorpeek-worker_loader.js', base).href;
 const PARSE_WASM = new URL('tensorpeek-worker_bg.wasm', base).href;
-// The first stage (src/peek.rs, src/bin/peek.rs): a safetensors file's first rows, read and
-// parsed here on the main thread while the parse worker's ~290 KB are still coming.
+// The first stage (src/peek.rs, src/bin/peek.rs): a safetensors or GGUF file's first rows,
+// read and parsed here on the main thread while the parse worker's ~290 KB are still coming.
 const PEEK_WASM = new URL('tensorpeek-peek_bg.wasm', base).href;
 // The name that tells the parse worker's loader its wasm comes from here
 // (www/tensorpeek-worker_loader.js `HANDED`).
@@ -113,26 +113,30 @@ function firstStage() {
   return stage;
 }
 
-// A safetensors file's first rows from the first stage, or null (not loaded, not a header
-// it takes: src/peek.rs leaves those to the parse worker). The wasm says what it needs
-// (`need`: the parser's own Step::Need, src/peek.rs `Peek`); the bytes are read as the parse
-// worker reads them — the 8-byte length, then the N bytes after it — into its memory.
+// A safetensors or GGUF file's first rows from the first stage, or null (not loaded, not a
+// header it takes: src/peek.rs leaves those to the parse worker). The wasm says what it
+// needs (`need`: the file's first N bytes, src/peek.rs `Peek`); the bytes past those it
+// has are read and written into its memory. A safetensors header takes three rounds
+// (nothing, the 8-byte length, the N bytes after it), a GGUF one reads of 1 MiB growing
+// fourfold up to 16 MiB (src/peek.rs `GGUF_READ_GROWTH`, `MAX_PEEK_GGUF`: five rounds at
+// most, tests/peek.rs); each asks for more than the last, and MAX_PEEK_ROUNDS bounds them
+// here too.
+const MAX_PEEK_ROUNDS = 8;
 async function peekRows(file) {
   const x = await firstStage();
   if (!x) return null;
-  let have = new Uint8Array(0);
-  // at most three rounds: nothing, the length, the whole header (tests/peek.rs)
-  for (let round = 0; round < 3; round++) {
-    const at = x.peek_input(have.length);
-    new Uint8Array(x.memory.buffer, at, have.length).set(have);
+  x.peek_start();
+  let have = 0;
+  for (let round = 0; round < MAX_PEEK_ROUNDS; round++) {
     const len = x.peek_run(BigInt(file.size));
     const answer = JSON.parse(new TextDecoder().decode(new Uint8Array(x.memory.buffer, x.peek_answer(), len)));
     if (answer.need === undefined) return answer.rows ? answer : null;
-    const more = new Uint8Array(await file.slice(have.length, answer.need).arrayBuffer());
-    const next = new Uint8Array(have.length + more.length);
-    next.set(have);
-    next.set(more, have.length);
-    have = next;
+    const more = new Uint8Array(await file.slice(have, answer.need).arrayBuffer());
+    if (!more.length) return null;
+    // its memory may grow in peek_extend (its old buffer then detached): the view comes after
+    const at = x.peek_extend(have + more.length);
+    new Uint8Array(x.memory.buffer, at, more.length).set(more);
+    have += more.length;
   }
   return null;
 }
@@ -227,19 +231,22 @@ function early(pending) {
   w.job = { open: { inputs: pending.files.map((file, i) => ({ name: names[i], file, explain: true })), classifyByContent: false, rows: true } };
   // how long this job may hold the app (and the first stage the worker)
   const waited = new Promise((ok) => setTimeout(ok, EARLY_WAIT_MS));
-  // One safetensors file: the first stage shows its first rows if it has them before the
-  // parse worker does. If it is ready, the parse worker is held until they are on screen
-  // (or the first stage passes, at most EARLY_WAIT_MS): its wasm's handoff, start and read
-  // of the same file ran beside the first stage's on a cold load, on two cores already busy
-  // with the downloads (README, Performance: the cold drop). If it is still coming, the two
-  // race.
-  if (pending.files.length === 1 && lower[0].endsWith('.safetensors')) {
+  // One safetensors or GGUF file: the first stage shows its first rows if it has them
+  // before the parse worker does. If it is ready, the parse worker is held until they are
+  // on screen (or the first stage passes, at most EARLY_WAIT_MS): its wasm's handoff, start
+  // and read of the same file ran beside the first stage's on a cold load, on two cores
+  // already busy with the downloads (README, Performance: the cold drop). If it is still
+  // coming, the two race — as they do for a GGUF file when the parse worker is ready
+  // already: it has warmed up with a 40,000-token tokenizer (src/samples.rs), and holding
+  // it would hold the app's whole view behind the first stage's rows.
+  const one = pending.files.length === 1 ? lower[0] : '';
+  if (one.endsWith('.safetensors') || one.endsWith('.gguf')) {
     const shown = peekRows(pending.files[0]).then((m) => {
       if (!m) return null;
       rows({ name: names[0], tensors: m.tensors, rows: m.rows, by: 'first stage' });
       return painted();
     }, () => null);
-    if (stageReady) w.held = Promise.race([shown, waited]);
+    if (stageReady && !(one.endsWith('.gguf') && w.ready)) w.held = Promise.race([shown, waited]);
   }
   // Ready or not: the worker's loader keeps it until the program runs, which then answers
   // it before warming up.

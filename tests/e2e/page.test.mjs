@@ -17,6 +17,52 @@ async function holdBack(context, re, asked = () => {}) {
   return release;
 }
 
+// Logs every message the page posts to a worker (window.__posts: what, when) and when the
+// first frame that has the first view's early rows began (window.__rowsSeen.framed: its
+// animation callbacks run before it is painted).
+async function watchPostsAndRows(page) {
+  await page.evaluate(() => {
+    const log = (window.__posts = []);
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (m, ...rest) {
+      log.push({ what: m && 'module' in m ? 'module' : m?.open ? 'open' : 'other', at: performance.now() });
+      return post.call(this, m, ...rest);
+    };
+    const seen = (window.__rowsSeen = { inserted: null, framed: null });
+    new MutationObserver((_, obs) => {
+      if (!document.querySelector('#shell [data-testid=early-inventory]')) return;
+      obs.disconnect();
+      seen.inserted = performance.now();
+      requestAnimationFrame(() => { seen.framed = performance.now(); });
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+}
+
+// A page whose first stage is ready when `fixture` is given, and whose parse worker's wasm
+// and app code are held back (until `release()`): ?lazy, then a key — the first stage and the
+// parse worker start on that first sign. Returns once the frame with the early rows began.
+async function givenToAReadyFirstStage(fixture) {
+  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
+  const release = await holdBack(context, /tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
+  await watchPostsAndRows(page);
+  await page.keyboard.press('Shift');
+  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0);
+  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
+  await page.waitForFunction(() => window.__rowsSeen.framed !== null);
+  return { context, page, errors, release };
+}
+
+// The parse worker was held until the early rows were painted: its wasm handed over and the
+// file's request posted (once) only after the frame that showed them began.
+async function assertHeldUntilPainted(page) {
+  const { posts, seen } = await page.evaluate(() => ({ posts: window.__posts, seen: window.__rowsSeen }));
+  const first = (what) => posts.find((p) => p.what === what);
+  assert.ok(first('open') && first('module'), JSON.stringify(posts));
+  assert.ok(first('open').at >= seen.framed, `the request was posted at ${first('open').at} ms, the rows painted at ${seen.framed} ms`);
+  assert.ok(first('module').at >= seen.framed, `the wasm was handed at ${first('module').at} ms, the rows painted at ${seen.framed} ms`);
+  assert.equal(posts.filter((p) => p.what === 'open').length, 1, JSON.stringify(posts));
+}
+
 const env = useBrowser();
 
 const text = (page, sel) => page.locator(sel).first().innerText();
@@ -585,45 +631,47 @@ test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.
 test('a first stage that is ready holds the parse worker: its wasm and the file\'s request go to it only once the first stage\'s rows are painted', async () => {
   const fixture = path.join(FIXTURES, 'tiny_model.safetensors');
   const want = readJson(fixture + '.expected.json');
-  // ?lazy, then a key: the first stage and the parse worker start on that first sign; the
-  // parse worker's wasm and the app's code are held back until the file has been given.
-  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?lazy`, { app: false });
-  const release = await holdBack(context, /tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
-  // Every message the page posts to a worker, and when the first frame that has the first
-  // stage's rows in the page began (its animation callbacks run before it is painted).
-  await page.evaluate(() => {
-    const log = (window.__posts = []);
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (m, ...rest) {
-      log.push({ what: m && 'module' in m ? 'module' : m?.open ? 'open' : 'other', at: performance.now() });
-      return post.call(this, m, ...rest);
-    };
-    const seen = (window.__rowsSeen = { inserted: null, framed: null });
-    new MutationObserver((_, obs) => {
-      if (!document.querySelector('#shell [data-testid=early-inventory]')) return;
-      obs.disconnect();
-      seen.inserted = performance.now();
-      requestAnimationFrame(() => { seen.framed = performance.now(); });
-    }).observe(document.body, { childList: true, subtree: true });
-  });
-  await page.keyboard.press('Shift');
-  await page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0);
-  await page.setInputFiles('#shell [data-testid=file-input]', fixture);
-  await page.waitForFunction(() => window.__rowsSeen.framed !== null);
+  const { context, page, errors, release } = await givenToAReadyFirstStage(fixture);
   // the wasm is let through only now: its handoff, if the worker were not held, could come
   // at once; the request was due at once
   release();
   await done(page);
-  const { posts, seen, by } = await page.evaluate(() => ({ posts: window.__posts, seen: window.__rowsSeen, by: window.__tensorpeek.firstRowsBy }));
-  assert.equal(by, 'first stage');
-  const first = (what) => posts.find((p) => p.what === what);
-  assert.ok(first('open') && first('module'), JSON.stringify(posts));
-  assert.ok(first('open').at >= seen.framed, `the request was posted at ${first('open').at} ms, the rows painted at ${seen.framed} ms`);
-  assert.ok(first('module').at >= seen.framed, `the wasm was handed at ${first('module').at} ms, the rows painted at ${seen.framed} ms`);
-  assert.equal(posts.filter((p) => p.what === 'open').length, 1, JSON.stringify(posts));
+  assert.equal(await page.evaluate(() => window.__tensorpeek.firstRowsBy), 'first stage');
+  await assertHeldUntilPainted(page);
   assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.totals.tensors));
   // the first stage's read and the parse worker's, each once
   assert.equal(await bytesRead(page), 2 * (8 + want.header_len));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the first stage takes a GGUF file too: its first rows, the reference reader\'s, in the first view while the parse worker\'s wasm is held; a read of 1 MiB; the parse worker held until they are painted, then the app\'s whole view', async () => {
+  const fixture = path.join(FIXTURES, 'stories260K.gguf');
+  const want = readJson(path.join(FIXTURES, 'stories260K.expected.json'));
+  const size = fs.statSync(fixture).size;
+  const { context, page, errors, release } = await givenToAReadyFirstStage(fixture);
+  const early = await page.evaluate(() => ({
+    by: window.__tensorpeek.firstRowsBy,
+    rows: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => [...r.cells].map((c) => c.textContent)),
+    count: document.querySelector('#shell [data-testid=early-inventory] p').textContent,
+    ready: performance.getEntriesByName('tensorpeek: parse worker ready').length,
+  }));
+  assert.equal(early.by, 'first stage');
+  assert.equal(early.ready, 0, 'the parse worker was not ready');
+  assert.equal(early.count, `${th(want.tensors.length)} tensors (the whole view is loading)`);
+  // every tensor, in the header's order, as gguf-py read it (the shape in numpy order)
+  assert.equal(early.rows.length, want.tensors.length);
+  early.rows.forEach(([i, name, dtype, shape, params], k) => {
+    const t = want.tensors[k];
+    assert.deepEqual([i, name, dtype, shape, params], [String(k), t.name, t.type, `[${[...t.ggml_dims].reverse().join(', ')}]`, th(t.n_elements)]);
+  });
+  // read on the page: the first 8 bytes, then up to the first 1 MiB (src/peek.rs GGUF_FIRST_READ)
+  assert.ok(size > 1 << 20 && want.data_offset < 1 << 20, `${size} bytes, the data at ${want.data_offset}`);
+  assert.equal(await bytesRead(page, { pageOnly: true }), 1 << 20);
+  release();
+  await done(page);
+  await assertHeldUntilPainted(page);
+  assert.equal(await text(page, '[data-testid=tensor-count]'), th(want.tensors.length));
   assert.deepEqual(errors, []);
   await context.close();
 });
