@@ -44,9 +44,6 @@ pub const GGUF_FIRST_READ: u64 = 1 << 20;
 /// How much each GGUF read after the first multiplies what was read ([`GGUF_FIRST_READ`]).
 pub const GGUF_READ_GROWTH: u64 = 4;
 
-/// The GGUF magic: the first four bytes of every GGUF file.
-const GGUF_MAGIC: &[u8] = b"GGUF";
-
 /// What the first stage says of a file, given its first bytes.
 #[derive(Debug, PartialEq)]
 pub enum Peek {
@@ -78,7 +75,7 @@ impl Peeker {
     /// [`MAX_PEEK_GGUF`]), then answers with its rows. The safetensors parser asks for the 8
     /// bytes both formats begin with; the GGUF magic in them turns it to the GGUF parser.
     pub fn peek(&mut self, prefix: &[u8], file_len: u64) -> Peek {
-        if prefix.get(..GGUF_MAGIC.len()) == Some(GGUF_MAGIC) {
+        if prefix.get(..gguf::MAGIC.len()) == Some(gguf::MAGIC.as_slice()) {
             return self.gguf(prefix, file_len);
         }
         match safetensors::parse(prefix, file_len) {
@@ -98,6 +95,23 @@ impl Peeker {
             }
             Step::Need(_) => Peek::Pass,
             Step::Done(g) => rows(&g.tensors, &g.findings),
+        }
+    }
+}
+
+/// Peeks at `file` (a whole made-up file in memory) round by round, as www/loader.js drives
+/// the stage, and drops what it answers: the first stage's warm-up (src/bin/peek.rs — V8
+/// compiles a wasm function on its first call, and one pass is what that needs).
+pub fn warm(file: &[u8]) {
+    let mut peeker = Peeker::default();
+    let mut prefix: &[u8] = &[];
+    loop {
+        let answer = peeker.peek(prefix, file.len() as u64);
+        let _ = answer.to_json();
+        let Peek::Need(n) = answer else { break };
+        match usize::try_from(n).ok().and_then(|n| file.get(..n)) {
+            Some(more) if more.len() > prefix.len() => prefix = more,
+            _ => break,
         }
     }
 }

@@ -14,7 +14,7 @@
 #[cfg(target_arch = "wasm32")]
 mod exports {
     use std::cell::RefCell;
-    use tensorpeek::peek::{Peek, Peeker};
+    use tensorpeek::peek::Peeker;
 
     thread_local! {
         /// The file's first bytes, as www/loader.js wrote them.
@@ -62,25 +62,13 @@ mod exports {
     }
 
     /// Peeks once at two made-up files (`tensorpeek::samples`: a safetensors file of a few
-    /// tensors, a GGUF one with a small tokenizer; one pass is what V8's lazy compilation
-    /// needs), round by round, so that the engine compiles those paths before a real file
-    /// comes (www/loader.js calls it right after instantiating this module); what it
-    /// answers is dropped.
+    /// tensors, a GGUF one with a small tokenizer), round by round (`tensorpeek::peek::warm`),
+    /// so that the engine compiles those paths before a real file comes (www/loader.js calls
+    /// it right after instantiating this module).
     #[no_mangle]
     pub extern "C" fn peek_warm() {
-        for file in [tensorpeek::samples::safetensors(WARM_TENSORS), tensorpeek::samples::gguf(WARM_VOCAB)] {
-            let mut peeker = Peeker::default();
-            let mut prefix: &[u8] = &[];
-            loop {
-                let answer = peeker.peek(prefix, file.len() as u64);
-                let _ = answer.to_json();
-                let Peek::Need(n) = answer else { break };
-                match usize::try_from(n).ok().and_then(|n| file.get(..n)) {
-                    Some(more) if more.len() > prefix.len() => prefix = more,
-                    _ => break,
-                }
-            }
-        }
+        tensorpeek::peek::warm(&tensorpeek::samples::safetensors(WARM_TENSORS));
+        tensorpeek::peek::warm(&tensorpeek::samples::gguf(WARM_VOCAB));
     }
 
     /// Tensors of the made-up safetensors file [`peek_warm`] reads.

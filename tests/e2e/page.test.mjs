@@ -63,6 +63,19 @@ async function assertHeldUntilPainted(page) {
   assert.equal(posts.filter((p) => p.what === 'open').length, 1, JSON.stringify(posts));
 }
 
+// The first view's early rows as the page shows them: who gave them (`by`), each row's name
+// and cells, the count line, and whether the parse worker had said ready (`ready`: 0 or 1).
+const earlyRows = (page) => page.evaluate(() => {
+  const rows = [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')];
+  return {
+    by: window.__tensorpeek.firstRowsBy,
+    names: rows.map((r) => r.dataset.name),
+    rows: rows.map((r) => [...r.cells].map((c) => c.textContent)),
+    count: document.querySelector('#shell [data-testid=early-inventory] p').textContent,
+    ready: performance.getEntriesByName('tensorpeek: parse worker ready').length,
+  };
+});
+
 const env = useBrowser();
 
 const text = (page, sel) => page.locator(sel).first().innerText();
@@ -600,13 +613,7 @@ test('the first stage: a safetensors file\'s first rows from tensorpeek-peek_bg.
   const release = await holdBack(context, /tensorpeek-worker_bg\.wasm$|tensorpeek-[0-9a-f]{16}(_bg\.wasm|\.js)$/);
   await page.setInputFiles('#shell [data-testid=file-input]', fixture);
   await page.waitForSelector('#shell [data-testid=early-inventory] [data-testid=tensor-row]', { timeout: 30_000 });
-  const early = await page.evaluate(() => ({
-    by: window.__tensorpeek.firstRowsBy,
-    names: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => r.dataset.name),
-    rows: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => [...r.cells].map((c) => c.textContent)),
-    count: document.querySelector('#shell [data-testid=early-inventory] p').textContent,
-    ready: performance.getEntriesByName('tensorpeek: parse worker ready').length,
-  }));
+  const early = await earlyRows(page);
   assert.equal(early.by, 'first stage');
   assert.equal(early.ready, 0, 'the parse worker was not ready');
   assert.equal(early.count, `${th(want.totals.tensors)} tensors (the whole view is loading)`);
@@ -650,12 +657,7 @@ test('the first stage takes a GGUF file too: its first rows, the reference reade
   const want = readJson(path.join(FIXTURES, 'stories260K.expected.json'));
   const size = fs.statSync(fixture).size;
   const { context, page, errors, release } = await givenToAReadyFirstStage(fixture);
-  const early = await page.evaluate(() => ({
-    by: window.__tensorpeek.firstRowsBy,
-    rows: [...document.querySelectorAll('#shell [data-testid=early-inventory] [data-testid=tensor-row]')].map((r) => [...r.cells].map((c) => c.textContent)),
-    count: document.querySelector('#shell [data-testid=early-inventory] p').textContent,
-    ready: performance.getEntriesByName('tensorpeek: parse worker ready').length,
-  }));
+  const early = await earlyRows(page);
   assert.equal(early.by, 'first stage');
   assert.equal(early.ready, 0, 'the parse worker was not ready');
   assert.equal(early.count, `${th(want.tensors.length)} tensors (the whole view is loading)`);
