@@ -35,8 +35,8 @@ pub const MAX_PEEK_GGUF: u64 = 16 << 20;
 /// entry's end, not the header's; each read on the page took 6–30 ms and its copy into this
 /// module's memory up to 14 ms in probes of cold drops (2026-12-07), so an 8.8–10 MB header
 /// takes three reads after the first 8 bytes (1, 3 and 12 MiB). Doubling took five: the GGUF
-/// drop at the load event was 241–321 ms then (medians of six five-run sets), 189–260 ms
-/// fourfold (nine sets; README, Performance). The parse worker reads in 1 MiB steps off the
+/// drop at the load event was 241–321 ms then (medians of six five-run sets), 189–334 ms
+/// fourfold (18 sets; README, Performance). The parse worker reads in 1 MiB steps off the
 /// main thread (`source::inspect::GGUF_READ_GRANULARITY`). The parse resumes where the last
 /// round stopped ([`Peeker`]), so each byte is walked about once.
 pub const GGUF_FIRST_READ: u64 = 1 << 20;
