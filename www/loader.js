@@ -14,9 +14,10 @@
 // put in the first view here, before the app's wasm is fetched; the app then takes over
 // the worker and its answers (`early`, web/worker/pool.rs) and shows the file's whole view
 // without reading it again. A parse worker not used by then becomes the app's spare
-// (`spare`). The page's Content-Security-Policy allows no inline script: Trunk.toml's
+// (`spare`). The page's Content-Security-Policy allows one inline script, by its hash
+// (index.html: it asks for the first stage's wasm), and no other: Trunk.toml's
 // `pattern_script` names the app's (hashed) script and wasm in data-* attributes, and
-// `pattern_preload` is empty so that nothing is fetched before then.
+// `pattern_preload` is empty so that nothing else is fetched before then.
 const tag = document.querySelector('script[data-tensorpeek-js]');
 const base = document.baseURI;
 const shell = document.getElementById('shell');
@@ -91,10 +92,12 @@ const painted = () => new Promise((ok) => requestAnimationFrame(() => setTimeout
 // The first stage's exports (null if it could not be had), fetched and instantiated once.
 // Its few imports are wasm-bindgen's own (the crate links it; the first stage calls none of
 // them: src/bin/peek.rs), answered by functions that would only say so.
+// index.html's inline script asked for it as the HTML was read (window.__tensorpeekStage:
+// the response, not with ?lazy, Save-Data or a named address), else it is asked for here.
 let stage = null;
 let stageReady = false;
 function firstStage() {
-  stage ??= WebAssembly.compileStreaming(fetch(PEEK_WASM)).then((module) => {
+  stage ??= WebAssembly.compileStreaming(window.__tensorpeekStage ?? fetch(PEEK_WASM)).then((module) => {
     const imports = {};
     for (const i of WebAssembly.Module.imports(module)) {
       if (i.kind !== 'function') continue;
@@ -270,9 +273,9 @@ if (named || embedded) {
   // Idle time after the first paint: the load event, then the browser's first idle moment
   // (at most 2 s later).
   if (!query.has('lazy') && !navigator.connection?.saveData) {
-    // The first stage at once: this script runs once the first view's styles are in, and
-    // its few tens of KB come before the parse worker's (a file given at the load event
-    // finds it ready; README, Performance: the cold drop).
+    // The first stage at once (its wasm asked for by index.html's inline script as the HTML
+    // was read; it comes before the parse worker's, and a file given at the load event
+    // finds it ready: README, Performance: the cold drop).
     firstStage();
     // The parse worker as soon as the first view has painted (after the frame this script
     // runs before), not at the load event: a file given at the load event then finds it

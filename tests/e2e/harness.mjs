@@ -2,6 +2,7 @@
 // through playwright-core, and an init script that counts every byte the page reads
 // from a Blob/File.
 import http from 'node:http';
+import http2 from 'node:http2';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -16,6 +17,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const DIST = process.env.DIST ? path.resolve(process.env.DIST) : path.join(ROOT, 'dist');
 export const FIXTURES = path.join(ROOT, 'tests/fixtures');
 export const OUT = path.join(ROOT, 'tests/e2e/out');
+const TLS = path.join(ROOT, 'tests/e2e/tls');
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -42,12 +44,18 @@ function gzipOf(file) {
   return gzipped.get(key);
 }
 
-export async function serve(dir = DIST, { check = 'index.html', prefix = '/', rewrite = null, gzip = false } = {}) {
+// `h2` serves over HTTP/2 with TLS (a self-signed certificate for 127.0.0.1 and localhost,
+// tests/e2e/tls/, made once with `openssl req -x509 -newkey ec -pkeyopt
+// ec_paramgen_curve:prime256v1 -nodes -days 36500 -subj /CN=127.0.0.1 -addext
+// subjectAltName=IP:127.0.0.1,DNS:localhost`: the browser context is to ignore certificate
+// errors), as GitHub Pages serves its sites: every request of a page on one connection,
+// where HTTP/1.1 gives a browser six per host and a seventh request waits for one of them.
+export async function serve(dir = DIST, { check = 'index.html', prefix = '/', rewrite = null, gzip = false, h2 = false } = {}) {
   if (!fs.existsSync(path.join(dir, check))) {
     throw new Error(`${dir}/index.html is missing: run \`trunk build --release --offline\` first`);
   }
   const log = [];
-  const server = http.createServer((req, res) => {
+  const handler = (req, res) => {
     log.push(req.url);
     const url = new URL(req.url, 'http://x');
     let rel = decodeURIComponent(url.pathname);
@@ -82,10 +90,20 @@ export async function serve(dir = DIST, { check = 'index.html', prefix = '/', re
     }
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
     fs.createReadStream(file).pipe(res);
-  });
+  };
+  const server = h2
+    ? http2.createSecureServer({ key: fs.readFileSync(path.join(TLS, 'key.pem')), cert: fs.readFileSync(path.join(TLS, 'cert.pem')), allowHTTP1: true }, handler)
+    : http.createServer(handler);
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}${prefix}`, origin: `http://127.0.0.1:${port}`, log, close: () => new Promise((ok) => server.close(ok)) };
+  // an HTTP/2 connection stays open after its page has gone: closed with the server
+  const sessions = new Set();
+  server.on('session', (session) => { sessions.add(session); session.on('close', () => sessions.delete(session)); });
+  const scheme = h2 ? 'https' : 'http';
+  return {
+    url: `${scheme}://127.0.0.1:${port}${prefix}`, origin: `${scheme}://127.0.0.1:${port}`, log,
+    close: () => new Promise((ok) => { for (const session of sessions) session.destroy(); server.close(ok); }),
+  };
 }
 
 export const CHROMIUM_ARGS = [

@@ -383,11 +383,14 @@ test('an embedded page (?embed=1), whose first view stays hidden until the app s
   // The embedded layout has no file input of its own: wait for the drop zone, which the
   // first view and the app both have (the app may take over before the load event; CI on
   // d6c81cc waited 30 s for a file input that the app had already removed).
-  const { context, page, errors } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false, waitFor: '[data-testid=dropzone]' });
+  const { context, page, errors, requests } = await openPage(env.browser, `${env.server.url}?embed=1`, { app: false, waitFor: '[data-testid=dropzone]' });
   await watchFirstWarm(page, { buffered: true });
   await page.waitForFunction(() => window.__atFirstWarm, null, { timeout: 30_000 });
   assert.deepEqual(await page.evaluate(() => window.__atFirstWarm), { shell: false, running: true }, 'the app\'s own view first');
   await page.waitForSelector('.app.embed[data-testid=dropzone]', { state: 'visible' });
+  // the app starts at once: neither index.html's inline script nor the loader asks for the
+  // first stage
+  assert.deepEqual(requests.filter((u) => u.endsWith('/tensorpeek-peek_bg.wasm')), [], 'no first stage for ?embed');
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -450,18 +453,23 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
     const viewDone = Math.max(...view.map((r) => r.responseEnd));
     const ours = all.filter((r) => /tensorpeek-/.test(r.name));
     const worker = performance.getEntriesByName('tensorpeek: parse worker started')[0].startTime;
+    // the first stage's wasm comes beside them (below), at low priority
+    const stage = (r) => r.name.endsWith('/tensorpeek-peek_bg.wasm');
     return {
       view: view.length,
-      beside: [...ours.filter((r) => !(r.startTime >= viewDone)).map((r) => r.name), ...(worker >= viewDone ? [] : ['the parse worker'])],
+      beside: [...ours.filter((r) => !(r.startTime >= viewDone) && !stage(r)).map((r) => r.name), ...(worker >= viewDone ? [] : ['the parse worker'])],
       appBeforeLoad: ours.filter((r) => /tensorpeek-[0-9a-f]{16}/.test(r.name) && r.startTime < load).map((r) => r.name),
     };
   });
   assert.ok(order.view >= 2, 'the first view\'s styles and loader.js');
-  assert.deepEqual(order.beside, [], 'no code of ours while the first view\'s own files load');
+  assert.deepEqual(order.beside, [], 'no code of ours but the first stage while the first view\'s own files load');
   assert.deepEqual(order.appBeforeLoad, [], 'no app code before the load event');
-  // the first stage, asked for as www/loader.js runs, is compiled and warmed with no file
+  // the first stage, asked for by index.html's inline script as the HTML was read (not once
+  // www/loader.js runs, after the styles), is compiled from that response — one request —
+  // and warmed with no file
+  assert.equal(await idle.page.evaluate(() => window.__tensorpeekStage instanceof Promise), true, 'asked for with the HTML');
   await idle.page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0, null, { timeout: 30_000 });
-  assert.ok(idle.requests.some((u) => u.endsWith('/tensorpeek-peek_bg.wasm')));
+  assert.equal(idle.requests.filter((u) => u.endsWith('/tensorpeek-peek_bg.wasm')).length, 1);
   await idle.page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
   await idle.page.waitForFunction(() => performance.getEntriesByType('mark').some((m) => m.name === 'tensorpeek: spare worker ready'), null, { timeout: 30_000 });
   assert.deepEqual(idle.errors, []);
