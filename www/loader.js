@@ -156,9 +156,11 @@ function gate() {
   load();
 }
 
-// The app's script and wasm.
+// The app's script and wasm — and its views' style sheets in force (index.html: media="print"
+// until now, so that the first view's paint did not wait for them; fetched by then).
 function load() {
   tp.started = performance.now();
+  for (const link of document.querySelectorAll('link[data-tensorpeek-view-style]')) link.media = 'all';
   loading = (async () => {
     const { default: init } = await import(new URL(tag.dataset.tensorpeekJs, base).href);
     await init({ module_or_path: new URL(tag.dataset.tensorpeekWasm, base).href });

@@ -448,8 +448,10 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
   const order = await idle.page.evaluate(() => {
     const load = performance.timing.loadEventStart - performance.timing.navigationStart;
     const all = performance.getEntriesByType('resource');
-    // the first view's own files: its styles and loader.js
-    const view = all.filter((r) => /\.css$|\/loader\.js$/.test(r.name));
+    // the first view's own files: the styles it is painted with and loader.js (not the
+    // app's views' style sheets, which come beside it with media="print": below)
+    const viewStyles = [...document.querySelectorAll('link[data-tensorpeek-view-style]')].map((l) => l.href);
+    const view = all.filter((r) => /\.css$|\/loader\.js$/.test(r.name) && !viewStyles.includes(r.name));
     const viewDone = Math.max(...view.map((r) => r.responseEnd));
     const ours = all.filter((r) => /tensorpeek-/.test(r.name));
     const worker = performance.getEntriesByName('tensorpeek: parse worker started')[0].startTime;
@@ -457,11 +459,18 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
     const stage = (r) => r.name.endsWith('/tensorpeek-peek_bg.wasm');
     return {
       view: view.length,
+      // which style sheets held the first paint (Chromium's resource timing says)
+      blocking: all.filter((r) => /\.css$/.test(r.name)).map((r) => [r.name.split('/').pop().replace(/-[0-9a-f]{16}/, ''), r.renderBlockingStatus]).sort(),
+      viewStyles: viewStyles.length,
       beside: [...ours.filter((r) => !(r.startTime >= viewDone) && !stage(r)).map((r) => r.name), ...(worker >= viewDone ? [] : ['the parse worker'])],
       appBeforeLoad: ours.filter((r) => /tensorpeek-[0-9a-f]{16}/.test(r.name) && r.startTime < load).map((r) => r.name),
     };
   });
   assert.ok(order.view >= 2, 'the first view\'s styles and loader.js');
+  // the first paint waits for the two style sheets the first view uses, not for the app's
+  // views' four, which are put in force when the app is fetched (below)
+  assert.deepEqual(order.blocking, [['audit.css', 'non-blocking'], ['gguf.css', 'non-blocking'], ['model.css', 'non-blocking'], ['style.css', 'blocking'], ['values.css', 'non-blocking'], ['web.css', 'blocking']]);
+  assert.equal(order.viewStyles, 4);
   assert.deepEqual(order.beside, [], 'no code of ours but the first stage while the first view\'s own files load');
   assert.deepEqual(order.appBeforeLoad, [], 'no app code before the load event');
   // the first stage, asked for by index.html's inline script as the HTML was read (not once
@@ -471,6 +480,8 @@ test('the first view is plain HTML: no app code before it (with ?lazy: until a f
   await idle.page.waitForFunction(() => performance.getEntriesByName('tensorpeek: first stage ready').length > 0, null, { timeout: 30_000 });
   assert.equal(idle.requests.filter((u) => u.endsWith('/tensorpeek-peek_bg.wasm')).length, 1);
   await idle.page.waitForFunction(() => !document.getElementById('shell'), null, { timeout: 30_000 });
+  // the app's views' style sheets in force once it has taken over
+  assert.deepEqual(await idle.page.evaluate(() => [...document.querySelectorAll('link[data-tensorpeek-view-style]')].map((l) => [l.media, !!l.sheet])), Array(4).fill(['all', true]));
   await idle.page.waitForFunction(() => performance.getEntriesByType('mark').some((m) => m.name === 'tensorpeek: spare worker ready'), null, { timeout: 30_000 });
   assert.deepEqual(idle.errors, []);
   // a clean console: no warning either (Trunk's worker shim made wasm-bindgen warn about
