@@ -40,11 +40,13 @@ let loading = null;
 let wanted = false;
 let loaded;
 const ready = new Promise((ok) => { loaded = ok; });
-// `named`: the address names files (?url=, ?hf=, #file=), so the app starts at once;
-// `embedded`: ?embed (any value) hides the first view until the app shows its own. The app
-// reads both here rather than judging the address again (web/warm.rs).
-const named = query.has('url') || query.has('hf') || /(^#|&)file=/.test(location.hash);
-const embedded = query.has('embed');
+// How the address starts the page (index.html's inline script judged it, and asked for the
+// first stage's wasm unless it is one of these): `named` — it names files (?url=, ?hf=,
+// #file=), so the app starts at once; `embedded` — ?embed (any value) hides the first view
+// until the app shows its own; `quiet` — ?lazy or Save-Data, only a first sign of a file
+// starts anything. The app reads the first two here rather than judging the address again
+// (web/warm.rs).
+const { named, embedded, quiet } = window.__tensorpeekAddress;
 const tp = { pending: null, started: null, start, spare: null, early: null, running: false, named, embedded };
 window.__tensorpeek = tp;
 
@@ -93,7 +95,7 @@ const painted = () => new Promise((ok) => requestAnimationFrame(() => setTimeout
 // Its few imports are wasm-bindgen's own (the crate links it; the first stage calls none of
 // them: src/bin/peek.rs), answered by functions that would only say so.
 // index.html's inline script asked for it as the HTML was read (window.__tensorpeekStage:
-// the response, not with ?lazy, Save-Data or a named address), else it is asked for here.
+// the response; not for a named, embedded or quiet address), else it is asked for here.
 let stage = null;
 let stageReady = false;
 function firstStage() {
@@ -274,7 +276,7 @@ if (named || embedded) {
   for (const t of events) addEventListener(t, intent, true);
   // Idle time after the first paint: the load event, then the browser's first idle moment
   // (at most 2 s later).
-  if (!query.has('lazy') && !navigator.connection?.saveData) {
+  if (!quiet) {
     // The first stage at once (its wasm asked for by index.html's inline script as the HTML
     // was read; it comes before the parse worker's, and a file given at the load event
     // finds it ready: README, Performance: the cold drop).
